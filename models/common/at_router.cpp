@@ -1,0 +1,182 @@
+#include "models/common/at_router.h"
+
+namespace kb {
+
+using sc_core::sc_time;
+using sc_core::sc_time_stamp;
+using sc_core::SC_ZERO_TIME;
+
+// Internal peq phases: forward the request downstream / the response upstream.
+static const tlm::tlm_phase& kForwardRequest = tlm::BEGIN_REQ;
+static const tlm::tlm_phase& kForwardResponse = tlm::BEGIN_RESP;
+
+AtRouter::AtRouter(const sc_core::sc_module_name& name)
+    : sc_core::sc_module(name), peq_(this, &AtRouter::on_event) {}
+
+std::size_t AtRouter::add_target(const std::string& name) {
+  const std::size_t i = targets_.size();
+  targets_.push_back(std::make_unique<TargetSocket>(name.c_str()));
+  auto& s = *targets_.back();
+  s.register_nb_transport_fw(this, &AtRouter::nb_transport_fw, static_cast<int>(i));
+  s.register_b_transport(this, &AtRouter::b_transport, static_cast<int>(i));
+  s.register_transport_dbg(this, &AtRouter::transport_dbg, static_cast<int>(i));
+  in_queues_.emplace_back();
+  return i;
+}
+
+std::size_t AtRouter::add_initiator(const std::string& name) {
+  const std::size_t i = initiators_.size();
+  initiators_.push_back(std::make_unique<InitiatorSocket>(name.c_str()));
+  initiators_.back()->register_nb_transport_bw(this, &AtRouter::nb_transport_bw,
+                                               static_cast<int>(i));
+  out_queues_.emplace_back();
+  return i;
+}
+
+tlm::tlm_sync_enum AtRouter::nb_transport_fw(int in, tlm::tlm_generic_payload& gp,
+                                             tlm::tlm_phase& phase, sc_time& delay) {
+  const auto port = static_cast<std::size_t>(in);
+  if (phase == tlm::BEGIN_REQ) {
+    auto hop = route(gp, port);
+    if (!hop) {
+      gp.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+      return tlm::TLM_COMPLETED;
+    }
+    gp.acquire();
+    const sc_time arrival = sc_time_stamp() + delay;
+    const sc_time start = reserve_path(hop->request_links, arrival, request_bytes(gp));
+    const sc_time deliver = start + hop->request_delay;
+    live_.emplace(&gp, Transaction{port, std::move(*hop)});
+    // A hop that adds no time passes the request straight on, like a wire.
+    if (deliver == sc_time_stamp()) send_request(gp);
+    else peq_.notify(gp, kForwardRequest, deliver - sc_time_stamp());
+    phase = tlm::END_REQ;  // accepted at once: the router buffers requests
+    return tlm::TLM_UPDATED;
+  }
+  if (phase == tlm::END_RESP) {
+    response_done(gp);
+    return tlm::TLM_COMPLETED;
+  }
+  SC_REPORT_ERROR(name(), "nb_transport_fw: unexpected phase from initiator");
+  return tlm::TLM_COMPLETED;
+}
+
+tlm::tlm_sync_enum AtRouter::nb_transport_bw(int out, tlm::tlm_generic_payload& gp,
+                                             tlm::tlm_phase& phase, sc_time& delay) {
+  const auto port = static_cast<std::size_t>(out);
+  if (phase == tlm::END_REQ) {
+    request_accepted(port);
+    return tlm::TLM_ACCEPTED;
+  }
+  if (phase == tlm::BEGIN_RESP) {
+    if (out_queues_[port].busy) request_accepted(port);  // BEGIN_RESP implies END_REQ
+    response_arrived(gp, delay, true);
+    phase = tlm::END_RESP;
+    return tlm::TLM_COMPLETED;
+  }
+  SC_REPORT_ERROR(name(), "nb_transport_bw: unexpected phase from target");
+  return tlm::TLM_COMPLETED;
+}
+
+void AtRouter::on_event(tlm::tlm_generic_payload& gp, const tlm::tlm_phase& phase) {
+  if (phase == kForwardRequest) send_request(gp);
+  else send_response(gp);
+}
+
+void AtRouter::send_request(tlm::tlm_generic_payload& gp) {
+  const std::size_t out = live_.at(&gp).hop.out;
+  PortQueue& q = out_queues_[out];
+  if (q.busy) {
+    q.waiting.push_back(&gp);
+    return;
+  }
+  q.busy = true;
+  tlm::tlm_phase phase = tlm::BEGIN_REQ;
+  sc_time delay = SC_ZERO_TIME;
+  const tlm::tlm_sync_enum status = (*initiators_[out])->nb_transport_fw(gp, phase, delay);
+  if (status == tlm::TLM_ACCEPTED) return;  // END_REQ comes on the backward path
+  if (status == tlm::TLM_UPDATED && phase == tlm::END_REQ) {
+    request_accepted(out);
+    return;
+  }
+  request_accepted(out);
+  if (status == tlm::TLM_UPDATED && phase == tlm::BEGIN_RESP) {
+    // The target answered at once; we owe it END_RESP.
+    response_arrived(gp, delay, false);
+    tlm::tlm_phase end = tlm::END_RESP;
+    sc_time zero = SC_ZERO_TIME;
+    (*initiators_[out])->nb_transport_fw(gp, end, zero);
+    return;
+  }
+  response_arrived(gp, delay, false);  // TLM_COMPLETED
+}
+
+void AtRouter::request_accepted(std::size_t out) {
+  PortQueue& q = out_queues_[out];
+  q.busy = false;
+  if (q.waiting.empty()) return;
+  tlm::tlm_generic_payload* next = q.waiting.front();
+  q.waiting.pop_front();
+  peq_.notify(*next, kForwardRequest, SC_ZERO_TIME);  // never re-enter the target from its call
+}
+
+void AtRouter::response_arrived(tlm::tlm_generic_payload& gp, const sc_time& delay,
+                                bool pass_through) {
+  const Hop& hop = live_.at(&gp).hop;
+  const sc_time arrival = sc_time_stamp() + delay;
+  const sc_time start = reserve_path(hop.response_links, arrival, response_bytes(gp));
+  const sc_time deliver = start + hop.response_delay;
+  if (pass_through && deliver == sc_time_stamp()) send_response(gp);
+  else peq_.notify(gp, kForwardResponse, deliver - sc_time_stamp());
+}
+
+void AtRouter::send_response(tlm::tlm_generic_payload& gp) {
+  const std::size_t in = live_.at(&gp).in;
+  PortQueue& q = in_queues_[in];
+  if (q.busy) {
+    q.waiting.push_back(&gp);
+    return;
+  }
+  q.busy = true;
+  tlm::tlm_phase phase = tlm::BEGIN_RESP;
+  sc_time delay = SC_ZERO_TIME;
+  const tlm::tlm_sync_enum status = (*targets_[in])->nb_transport_bw(gp, phase, delay);
+  if (status == tlm::TLM_COMPLETED || (status == tlm::TLM_UPDATED && phase == tlm::END_RESP))
+    response_done(gp);
+}
+
+void AtRouter::response_done(tlm::tlm_generic_payload& gp) {
+  const std::size_t in = live_.at(&gp).in;
+  live_.erase(&gp);
+  PortQueue& q = in_queues_[in];
+  q.busy = false;
+  if (!q.waiting.empty()) {
+    tlm::tlm_generic_payload* next = q.waiting.front();
+    q.waiting.pop_front();
+    peq_.notify(*next, kForwardResponse, SC_ZERO_TIME);
+  }
+  gp.release();
+}
+
+void AtRouter::b_transport(int in, tlm::tlm_generic_payload& gp, sc_time& delay) {
+  auto hop = route(gp, static_cast<std::size_t>(in));
+  if (!hop) {
+    gp.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+    return;
+  }
+  const sc_time now = sc_time_stamp();
+  sc_time start = reserve_path(hop->request_links, now + delay, request_bytes(gp));
+  delay = start + hop->request_delay - now;
+  (*initiators_[hop->out])->b_transport(gp, delay);
+  const sc_time back = sc_time_stamp();  // the target may have waited
+  start = reserve_path(hop->response_links, back + delay, response_bytes(gp));
+  delay = start + hop->response_delay - back;
+}
+
+unsigned int AtRouter::transport_dbg(int in, tlm::tlm_generic_payload& gp) {
+  auto hop = route(gp, static_cast<std::size_t>(in));
+  if (!hop) return 0;
+  return (*initiators_[hop->out])->transport_dbg(gp);
+}
+
+}  // namespace kb

@@ -1,0 +1,85 @@
+#pragma once
+// Base of every forwarding block (cube fabric, NOC router, PE scheduler): target ports in,
+// initiator ports out, the TLM-2.0 base protocol on both sides (approximately timed,
+// 4 phases; blocking and debug transport forwarded too). A derived block only says where
+// a payload goes and which links it holds on the way (route()); this class does the
+// protocol, the request/response exclusion rules and the link reservations.
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/peq_with_cb_and_phase.h>
+#include <tlm_utils/simple_initiator_socket.h>
+#include <tlm_utils/simple_target_socket.h>
+
+#include "models/common/link.h"
+
+namespace kb {
+
+class AtRouter : public sc_core::sc_module {
+ public:
+  using TargetSocket = tlm_utils::simple_target_socket_tagged<AtRouter>;
+  using InitiatorSocket = tlm_utils::simple_initiator_socket_tagged<AtRouter>;
+
+  TargetSocket& target(std::size_t i) { return *targets_.at(i); }
+  InitiatorSocket& initiator(std::size_t i) { return *initiators_.at(i); }
+  std::size_t target_count() const { return targets_.size(); }
+  std::size_t initiator_count() const { return initiators_.size(); }
+
+ protected:
+  // One forwarding step: the out port, the links each direction holds (for its payload
+  // bytes) and the time from the start of that hold to delivery at the next block.
+  struct Hop {
+    std::size_t out = 0;
+    std::vector<Link*> request_links, response_links;
+    sc_core::sc_time request_delay = sc_core::SC_ZERO_TIME;
+    sc_core::sc_time response_delay = sc_core::SC_ZERO_TIME;
+  };
+
+  explicit AtRouter(const sc_core::sc_module_name& name);
+  std::size_t add_target(const std::string& name);
+  std::size_t add_initiator(const std::string& name);
+
+  // nullopt: not routable from here; the payload completes with TLM_ADDRESS_ERROR_RESPONSE.
+  virtual std::optional<Hop> route(const tlm::tlm_generic_payload& gp, std::size_t in) = 0;
+
+ private:
+  struct Transaction {
+    std::size_t in;
+    Hop hop;
+  };
+  struct PortQueue {
+    bool busy = false;  // a request (out port) / response (in port) awaits its END phase
+    std::deque<tlm::tlm_generic_payload*> waiting;
+  };
+
+  tlm::tlm_sync_enum nb_transport_fw(int in, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
+                                     sc_core::sc_time& delay);
+  tlm::tlm_sync_enum nb_transport_bw(int out, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
+                                     sc_core::sc_time& delay);
+  void b_transport(int in, tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
+  unsigned int transport_dbg(int in, tlm::tlm_generic_payload& gp);
+  void on_event(tlm::tlm_generic_payload& gp, const tlm::tlm_phase& phase);
+
+  void send_request(tlm::tlm_generic_payload& gp);
+  void send_response(tlm::tlm_generic_payload& gp);
+  void request_accepted(std::size_t out);
+  // `pass_through`: a response due now may go upstream within this call (not when the
+  // upstream's request call has not yet returned).
+  void response_arrived(tlm::tlm_generic_payload& gp, const sc_core::sc_time& delay,
+                        bool pass_through);
+  void response_done(tlm::tlm_generic_payload& gp);
+
+  std::vector<std::unique_ptr<TargetSocket>> targets_;
+  std::vector<std::unique_ptr<InitiatorSocket>> initiators_;
+  std::vector<PortQueue> out_queues_, in_queues_;
+  std::unordered_map<tlm::tlm_generic_payload*, Transaction> live_;
+  tlm_utils::peq_with_cb_and_phase<AtRouter> peq_;
+};
+
+}  // namespace kb

@@ -1,0 +1,47 @@
+#include "models/common/link.h"
+
+#include <algorithm>
+
+namespace kb {
+
+sc_core::sc_time serialisation(const LinkParams& params, sc_core::sc_time cycle,
+                               std::uint64_t bytes) {
+  const std::uint64_t cycles = (bytes + params.bytes_per_cycle - 1) / params.bytes_per_cycle;
+  return cycle * static_cast<double>(cycles);
+}
+
+Link::Link(std::string name, const LinkParams& params, sc_core::sc_time cycle)
+    : name_(std::move(name)),
+      params_(params),
+      cycle_(cycle),
+      latency_(cycle * static_cast<double>(params.latency_cycles)) {}
+
+sc_core::sc_time Link::serialisation(std::uint64_t bytes) const {
+  return kb::serialisation(params_, cycle_, bytes);
+}
+
+void Link::hold(sc_core::sc_time start, std::uint64_t bytes) {
+  const sc_core::sc_time ser = serialisation(bytes);
+  free_ = start + ser;
+  busy_ += ser;
+  bytes_ += bytes;
+  ++transfers_;
+}
+
+sc_core::sc_time reserve_path(const std::vector<Link*>& links, sc_core::sc_time earliest,
+                              std::uint64_t bytes) {
+  sc_core::sc_time start = earliest;
+  for (const Link* l : links) start = std::max(start, l->free_at());
+  for (Link* l : links) l->hold(start, bytes);
+  return start;
+}
+
+std::uint64_t request_bytes(const tlm::tlm_generic_payload& gp) {
+  return gp.is_write() ? gp.get_data_length() : 0;
+}
+
+std::uint64_t response_bytes(const tlm::tlm_generic_payload& gp) {
+  return gp.is_read() ? gp.get_data_length() : 0;
+}
+
+}  // namespace kb

@@ -1,0 +1,33 @@
+#pragma once
+// A memory manager for tlm_generic_payloads: initiators take payloads from the pool,
+// and the last release() returns them, so forwarding interconnects can acquire/release.
+#include <memory>
+#include <vector>
+
+#include <tlm>
+
+namespace kb {
+
+// Marks a payload whose initiator runs in timing mode: targets model the timing and
+// leave the data buffer alone. A third-party target ignores it and still works.
+struct TimingOnly : tlm::tlm_extension<TimingOnly> {
+  tlm::tlm_extension_base* clone() const override { return new TimingOnly(*this); }
+  void copy_from(const tlm::tlm_extension_base&) override {}
+};
+
+class PayloadPool : public tlm::tlm_mm_interface {
+ public:
+  PayloadPool() = default;
+  PayloadPool(const PayloadPool&) = delete;
+  PayloadPool& operator=(const PayloadPool&) = delete;
+  ~PayloadPool() override;
+  // A reset payload with this pool as its memory manager, acquired once.
+  tlm::tlm_generic_payload* allocate();
+  void free(tlm::tlm_generic_payload* gp) override;
+
+ private:
+  std::vector<std::unique_ptr<tlm::tlm_generic_payload>> all_;
+  std::vector<tlm::tlm_generic_payload*> free_;
+};
+
+}  // namespace kb

@@ -1,0 +1,59 @@
+#pragma once
+// Socket-side halves of the TLM-2.0 base protocol that every block needs:
+//  - InitiatorPort: an initiator socket that sends BEGIN_REQ one at a time (request
+//    exclusion) and hands each completed response to a callback;
+//  - Responder: sends BEGIN_RESP on a target socket one at a time (response exclusion)
+//    and releases the payload when the initiator has taken the response.
+// Both defer through a payload event queue, so no block re-enters its peer's call.
+#include <deque>
+#include <functional>
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/peq_with_cb_and_phase.h>
+#include <tlm_utils/simple_initiator_socket.h>
+
+namespace kb {
+
+class InitiatorPort : public tlm_utils::simple_initiator_socket<InitiatorPort> {
+ public:
+  using Callback = std::function<void(tlm::tlm_generic_payload&)>;
+  InitiatorPort(const char* name, Callback on_response);
+  // Sends the request now, or as soon as the one in flight on this socket is accepted.
+  void send(tlm::tlm_generic_payload& gp);
+
+ private:
+  tlm::tlm_sync_enum nb_transport_bw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
+                                     sc_core::sc_time& delay);
+  void on_event(tlm::tlm_generic_payload& gp, const tlm::tlm_phase& phase);
+  void request_accepted();
+
+  Callback on_response_;
+  tlm_utils::peq_with_cb_and_phase<InitiatorPort> peq_;
+  bool request_busy_ = false;
+  std::deque<tlm::tlm_generic_payload*> waiting_;
+};
+
+class Responder {
+ public:
+  using Backward = std::function<tlm::tlm_bw_transport_if<>*()>;
+  using Hook = std::function<void(tlm::tlm_generic_payload&)>;
+  // `before_send` runs just before BEGIN_RESP goes out (e.g. a memory does its access).
+  explicit Responder(Backward backward, Hook before_send = {});
+  // BEGIN_RESP after `delay` (later if a response is still being taken).
+  void respond(tlm::tlm_generic_payload& gp, const sc_core::sc_time& delay);
+  // The initiator's END_RESP for the response in flight.
+  void end_response(tlm::tlm_generic_payload& gp);
+
+ private:
+  void on_event(tlm::tlm_generic_payload& gp, const tlm::tlm_phase& phase);
+  void finished(tlm::tlm_generic_payload& gp);
+
+  Backward backward_;
+  Hook before_send_;
+  tlm_utils::peq_with_cb_and_phase<Responder> peq_;
+  bool busy_ = false;
+  std::deque<tlm::tlm_generic_payload*> waiting_;
+};
+
+}  // namespace kb

@@ -1,0 +1,41 @@
+#pragma once
+// The intra-cube PE fabric. Each PE's DMA and IPCQ enter it; it leads to the cube's HBM
+// channels, the PEs' mailboxes and the cube's NOC router. A PE reaches its own HBM
+// channel directly; a transfer to a sibling channel or mailbox holds the source PE's
+// port and the destination port for bytes/bandwidth and arrives after the fabric
+// latency plus that serialisation (one hop of cube.fabric). Traffic for other cubes
+// goes to the NOC; traffic from the NOC goes straight to its channel or mailbox.
+#include <vector>
+
+#include "models/common/at_router.h"
+#include "models/common/ids.h"
+#include "platform/address_map.h"
+
+namespace kb {
+
+class CubeFabric : public AtRouter {
+ public:
+  CubeFabric(const sc_core::sc_module_name& name, const Topology& topo, const AddressMap& map,
+             CubeId cube);
+
+  TargetSocket& from_dma(PeId pe) { return target(pe.value); }
+  TargetSocket& from_ipcq(PeId pe) { return target(pes_ + pe.value); }
+  TargetSocket& from_noc() { return target(2 * pes_); }
+  InitiatorSocket& to_hbm(PeId pe) { return initiator(pe.value); }
+  InitiatorSocket& to_mailbox(PeId pe) { return initiator(pes_ + pe.value); }
+  InitiatorSocket& to_noc() { return initiator(2 * pes_); }
+
+  const Link& pe_tx(PeId pe) const { return pe_tx_[pe.value]; }
+  const Link& pe_rx(PeId pe) const { return pe_rx_[pe.value]; }
+
+ private:
+  std::optional<Hop> route(const tlm::tlm_generic_payload& gp, std::size_t in) override;
+
+  const AddressMap& map_;
+  CubeId cube_;
+  std::uint32_t pes_;
+  // Per PE port and per HBM channel port, one link each way.
+  std::vector<Link> pe_tx_, pe_rx_, ch_tx_, ch_rx_;
+};
+
+}  // namespace kb

@@ -1,0 +1,29 @@
+#pragma once
+// The CUBE-mesh NOC of one SIP: a router per cube, neighbours joined both ways.
+#include <memory>
+#include <vector>
+
+#include "models/noc/noc_router.h"
+
+namespace kb {
+
+class Noc : public sc_core::sc_module {
+ public:
+  Noc(const sc_core::sc_module_name& name, const Topology& topo, const AddressMap& map);
+
+  NocRouter& router(CubeId c) { return *routers_.at(c.value); }
+  const NocRouter& router(CubeId c) const { return *routers_.at(c.value); }
+  std::size_t size() const { return routers_.size(); }
+
+  // The XY path from src to dst: the cubes whose routers send over a mesh link, in order
+  // (empty when src == dst). Its length is the hop count.
+  std::vector<CubeId> xy_path(CubeId src, CubeId dst) const;
+  // The mesh links that path holds, in order.
+  std::vector<const Link*> xy_links(CubeId src, CubeId dst) const;
+
+ private:
+  std::uint32_t mesh_x_;
+  std::vector<std::unique_ptr<NocRouter>> routers_;
+};
+
+}  // namespace kb

@@ -1,0 +1,77 @@
+#include "models/noc/noc_router.h"
+
+#include "models/noc/route_record.h"
+
+namespace kb {
+
+const char* direction_name(Direction d) {
+  switch (d) {
+    case Direction::North: return "north";
+    case Direction::East: return "east";
+    case Direction::South: return "south";
+    case Direction::West: return "west";
+  }
+  return "?";
+}
+
+NocRouter::NocRouter(const sc_core::sc_module_name& name, const Topology& topo,
+                     const AddressMap& map, CubeId cube)
+    : AtRouter(name),
+      map_(map),
+      cube_(cube),
+      x_(cube.value % topo.sip.mesh_x),
+      y_(cube.value / topo.sip.mesh_x),
+      mesh_x_(topo.sip.mesh_x),
+      params_(topo.sip.noc),
+      cycle_(topo.cycle()) {
+  add_target("local_in");
+  add_initiator("local_out");
+  const bool present[4] = {y_ > 0, x_ + 1 < topo.sip.mesh_x, y_ + 1 < topo.sip.mesh_y, x_ > 0};
+  for (std::size_t d = 0; d < 4; ++d) {
+    if (!present[d]) continue;
+    const std::string dir = direction_name(static_cast<Direction>(d));
+    const std::size_t t = add_target(dir + "_in");
+    add_initiator(dir + "_out");
+    ports_[d] = t;
+    dir_of_port_[t] = static_cast<Direction>(d);
+    links_[d] = std::make_unique<Link>(std::string(this->name()) + "." + dir, params_, cycle_);
+  }
+}
+
+std::optional<Direction> NocRouter::next_step(CubeId dst) const {
+  const std::uint32_t dx = dst.value % mesh_x_, dy = dst.value / mesh_x_;
+  if (dx > x_) return Direction::East;
+  if (dx < x_) return Direction::West;
+  if (dy > y_) return Direction::South;
+  if (dy < y_) return Direction::North;
+  return std::nullopt;
+}
+
+std::optional<AtRouter::Hop> NocRouter::route(const tlm::tlm_generic_payload& gp, std::size_t in) {
+  const auto dst = map_.decode(gp.get_address(), gp.get_data_length());
+  if (!dst) return std::nullopt;
+  const std::optional<Direction> from = dir_of_port_[in];  // nullopt: from the local cube
+  Hop hop;
+  // The response retraces the request: back over our link toward where it came from,
+  // or, at the router where it entered the mesh, out to the cube once its tail arrives.
+  if (from) {
+    hop.response_links = {links_[index(*from)].get()};
+    hop.response_delay = links_[index(*from)]->latency();
+  } else {
+    hop.response_delay = serialisation(params_, cycle_, response_bytes(gp));
+  }
+  const std::optional<Direction> step = next_step(CubeId(dst->cube));
+  if (!step) {
+    hop.out = 0;
+    if (from) hop.request_delay = serialisation(params_, cycle_, request_bytes(gp));
+    return hop;
+  }
+  Link* link = links_[index(*step)].get();
+  hop.out = *ports_[index(*step)];
+  hop.request_links = {link};
+  hop.request_delay = link->latency();
+  if (auto* record = gp.get_extension<RouteRecord>()) record->cubes.push_back(cube_.value);
+  return hop;
+}
+
+}  // namespace kb

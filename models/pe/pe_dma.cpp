@@ -1,0 +1,68 @@
+#include "models/pe/pe_dma.h"
+
+#include <algorithm>
+#include <sstream>
+
+namespace kb {
+
+PeDma::PeDma(const sc_core::sc_module_name& name, const Topology& topo)
+    : PeEngine(name, topo, 2),
+      memory("memory", [this](tlm::tlm_generic_payload& gp) { burst_done(gp); }),
+      timing_buffer_(topo.pe.dma.burst_bytes) {}
+
+std::size_t PeDma::lane_of(const Command& cmd) const {
+  return cmd.kind == Command::Kind::DmaWrite ? 1 : 0;
+}
+
+void PeDma::start(tlm::tlm_generic_payload& gp, Command& cmd) {
+  const std::size_t lane = lane_of(cmd);
+  transfers_[lane] = Transfer{&gp, 0, 0, 0};
+  if (cmd.bytes == 0) {
+    finish(gp);
+    return;
+  }
+  issue_bursts(lane);
+}
+
+void PeDma::issue_bursts(std::size_t lane) {
+  Transfer& t = transfers_[lane];
+  const Command& cmd = CommandExtension::of(*t.command);
+  while (t.in_flight < topo_.pe.dma.outstanding && t.issued < cmd.bytes) {
+    const std::uint64_t len = std::min(topo_.pe.dma.burst_bytes, cmd.bytes - t.issued);
+    tlm::tlm_generic_payload* burst = pool_.allocate();
+    burst->set_command(lane == 0 ? tlm::TLM_READ_COMMAND : tlm::TLM_WRITE_COMMAND);
+    burst->set_address(cmd.address + t.issued);
+    burst->set_data_length(static_cast<unsigned int>(len));
+    burst->set_streaming_width(static_cast<unsigned int>(len));
+    burst->set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+    if (cmd.tcm != nullptr) {
+      burst->set_data_ptr(cmd.tcm + t.issued);
+    } else {
+      burst->set_data_ptr(timing_buffer_.data());
+      burst->set_auto_extension(new TimingOnly);
+    }
+    t.issued += len;
+    ++t.in_flight;
+    memory.send(*burst);
+  }
+}
+
+void PeDma::burst_done(tlm::tlm_generic_payload& burst) {
+  if (!burst.is_response_ok()) {
+    std::ostringstream msg;
+    msg << "DMA burst to address 0x" << std::hex << burst.get_address() << " failed: "
+        << burst.get_response_string();
+    SC_REPORT_ERROR(name(), msg.str().c_str());
+  }
+  const std::size_t lane = burst.is_write() ? 1 : 0;
+  Transfer& t = transfers_[lane];
+  t.completed += burst.get_data_length();
+  bytes_[lane] += burst.get_data_length();
+  --t.in_flight;
+  burst.release();
+  const Command& cmd = CommandExtension::of(*t.command);
+  if (t.completed == cmd.bytes) finish(*t.command);
+  else issue_bursts(lane);
+}
+
+}  // namespace kb

@@ -1,0 +1,73 @@
+#include "models/pe/pe_engine.h"
+
+namespace kb {
+
+using sc_core::sc_time;
+using sc_core::sc_time_stamp;
+
+PeEngine::PeEngine(const sc_core::sc_module_name& name, const Topology& topo, std::size_t lanes)
+    : sc_core::sc_module(name),
+      command("command"),
+      topo_(topo),
+      cycle_(topo.cycle()),
+      lanes_(lanes),
+      responder_([this] { return command.operator->(); }),
+      timer_(this, &PeEngine::on_timer) {
+  command.register_nb_transport_fw(this, &PeEngine::nb_transport_fw);
+}
+
+std::size_t PeEngine::queued() const {
+  std::size_t n = 0;
+  for (const Lane& l : lanes_) n += l.waiting.size() + (l.busy ? 1 : 0);
+  return n;
+}
+
+tlm::tlm_sync_enum PeEngine::nb_transport_fw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
+                                             sc_time& delay) {
+  if (phase == tlm::BEGIN_REQ) {
+    if (gp.has_mm()) gp.acquire();
+    Command& cmd = CommandExtension::of(gp);
+    Lane& lane = lanes_.at(lane_of(cmd));
+    lane.waiting.push_back(&gp);
+    if (!lane.busy) start_next(lane);
+    phase = tlm::END_REQ;
+    (void)delay;  // commands are accepted and queued at once
+    return tlm::TLM_UPDATED;
+  }
+  if (phase == tlm::END_RESP) {
+    responder_.end_response(gp);
+    return tlm::TLM_COMPLETED;
+  }
+  SC_REPORT_ERROR(name(), "nb_transport_fw: unexpected phase");
+  return tlm::TLM_COMPLETED;
+}
+
+void PeEngine::start_next(Lane& lane) {
+  if (lane.waiting.empty()) return;
+  tlm::tlm_generic_payload& gp = *lane.waiting.front();
+  lane.waiting.pop_front();
+  lane.busy = true;
+  Command& cmd = CommandExtension::of(gp);
+  cmd.started = sc_time_stamp();
+  start(gp, cmd);
+}
+
+void PeEngine::finish_after(tlm::tlm_generic_payload& gp, const sc_time& delay) {
+  timer_.notify(gp, tlm::BEGIN_RESP, delay);
+}
+
+void PeEngine::on_timer(tlm::tlm_generic_payload& gp, const tlm::tlm_phase&) { finish(gp); }
+
+void PeEngine::finish(tlm::tlm_generic_payload& gp) {
+  Command& cmd = CommandExtension::of(gp);
+  cmd.finished = sc_time_stamp();
+  busy_ += cmd.finished - cmd.started;
+  ++commands_done_;
+  gp.set_response_status(tlm::TLM_OK_RESPONSE);
+  responder_.respond(gp, sc_core::SC_ZERO_TIME);
+  Lane& lane = lanes_.at(lane_of(cmd));
+  lane.busy = false;
+  start_next(lane);
+}
+
+}  // namespace kb

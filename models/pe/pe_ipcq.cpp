@@ -1,0 +1,105 @@
+#include "models/pe/pe_ipcq.h"
+
+#include <algorithm>
+
+#include "models/noc/route_record.h"
+
+namespace kb {
+
+using sc_core::sc_time;
+
+PeIpcq::PeIpcq(const sc_core::sc_module_name& name, const Topology& topo, const AddressMap& map,
+               PeCoord self)
+    : PeEngine(name, topo, 1),
+      network("network", [this](tlm::tlm_generic_payload& gp) { sent(gp); }),
+      mailbox("mailbox"),
+      map_(map),
+      self_(self),
+      mailbox_responder_([this] { return mailbox.operator->(); }) {
+  mailbox.register_nb_transport_fw(this, &PeIpcq::mailbox_fw);
+  mailbox.register_b_transport(this, &PeIpcq::mailbox_b_transport);
+}
+
+void PeIpcq::start(tlm::tlm_generic_payload& gp, Command& cmd) {
+  sending_ = &gp;
+  tlm::tlm_generic_payload* msg = pool_.allocate();
+  msg->set_command(tlm::TLM_WRITE_COMMAND);
+  msg->set_address(map_.mailbox(cmd.dst_cube, cmd.dst_pe));
+  msg->set_data_length(static_cast<unsigned int>(cmd.bytes));
+  msg->set_streaming_width(static_cast<unsigned int>(cmd.bytes));
+  msg->set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+  if (cmd.tcm != nullptr) {
+    msg->set_data_ptr(cmd.tcm);
+  } else {
+    if (timing_buffer_.size() < std::max<std::uint64_t>(cmd.bytes, 1))
+      timing_buffer_.resize(std::max<std::uint64_t>(cmd.bytes, 1));
+    msg->set_data_ptr(timing_buffer_.data());
+    msg->set_auto_extension(new TimingOnly);
+  }
+  auto* who = new MessageExtension;
+  who->src_cube = self_.cube.value;
+  who->src_pe = self_.pe.value;
+  who->tag = cmd.tag;
+  msg->set_auto_extension(who);
+  msg->set_auto_extension(new RouteRecord);
+  network.send(*msg);
+}
+
+void PeIpcq::sent(tlm::tlm_generic_payload& msg) {
+  if (!msg.is_response_ok())
+    SC_REPORT_ERROR(name(), ("message delivery failed: " + msg.get_response_string()).c_str());
+  bytes_sent_ += msg.get_data_length();
+  msg.release();
+  tlm::tlm_generic_payload* cmd = sending_;
+  sending_ = nullptr;
+  finish(*cmd);
+}
+
+void PeIpcq::deliver(tlm::tlm_generic_payload& gp, const sc_time& arrival) {
+  Message m;
+  if (const auto* who = gp.get_extension<MessageExtension>()) {
+    m.src_cube = who->src_cube;
+    m.src_pe = who->src_pe;
+    m.tag = who->tag;
+  }
+  if (const auto* record = gp.get_extension<RouteRecord>()) m.path = record->cubes;
+  m.bytes = gp.get_data_length();
+  m.arrival = arrival;
+  if (gp.get_extension<TimingOnly>() == nullptr)
+    m.data.assign(gp.get_data_ptr(), gp.get_data_ptr() + gp.get_data_length());
+  received_.push_back(std::move(m));
+  gp.set_response_status(tlm::TLM_OK_RESPONSE);
+}
+
+tlm::tlm_sync_enum PeIpcq::mailbox_fw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
+                                      sc_time& delay) {
+  if (phase == tlm::BEGIN_REQ) {
+    if (!gp.is_write()) {
+      gp.set_response_status(tlm::TLM_COMMAND_ERROR_RESPONSE);
+      return tlm::TLM_COMPLETED;
+    }
+    if (gp.has_mm()) gp.acquire();
+    deliver(gp, sc_core::sc_time_stamp() + delay);
+    arrived_.notify(delay);
+    mailbox_responder_.respond(gp, delay);
+    phase = tlm::END_REQ;
+    return tlm::TLM_UPDATED;
+  }
+  if (phase == tlm::END_RESP) {
+    mailbox_responder_.end_response(gp);
+    return tlm::TLM_COMPLETED;
+  }
+  SC_REPORT_ERROR(name(), "mailbox: unexpected phase");
+  return tlm::TLM_COMPLETED;
+}
+
+void PeIpcq::mailbox_b_transport(tlm::tlm_generic_payload& gp, sc_time& delay) {
+  if (!gp.is_write()) {
+    gp.set_response_status(tlm::TLM_COMMAND_ERROR_RESPONSE);
+    return;
+  }
+  deliver(gp, sc_core::sc_time_stamp() + delay);
+  arrived_.notify(delay);
+}
+
+}  // namespace kb

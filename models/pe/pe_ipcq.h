@@ -1,0 +1,57 @@
+#pragma once
+// PeIpcq: PE-to-PE messages. A send is one TLM write to the destination PE's mailbox
+// address: inside the cube it crosses the fabric, to another cube it crosses the NOC.
+// The mailbox target socket receives messages and keeps them until taken.
+#include <deque>
+#include <vector>
+
+#include <tlm_utils/simple_target_socket.h>
+
+#include "models/common/ids.h"
+#include "models/common/payload_pool.h"
+#include "models/common/ports.h"
+#include "models/pe/pe_engine.h"
+#include "platform/address_map.h"
+
+namespace kb {
+
+struct Message {
+  std::uint32_t src_cube = 0, src_pe = 0, tag = 0;
+  std::uint64_t bytes = 0;
+  sc_core::sc_time arrival;
+  std::vector<std::uint32_t> path;  // cubes whose routers sent it over a mesh link
+  std::vector<std::uint8_t> data;   // empty for timing-only messages
+};
+
+class PeIpcq : public PeEngine {
+ public:
+  InitiatorPort network;                               // sends, to the cube fabric
+  tlm_utils::simple_target_socket<PeIpcq> mailbox;     // receives, from the cube fabric
+
+  PeIpcq(const sc_core::sc_module_name& name, const Topology& topo, const AddressMap& map,
+         PeCoord self);
+
+  const std::deque<Message>& received() const { return received_; }
+  const sc_core::sc_event& message_event() const { return arrived_; }
+  std::uint64_t bytes_sent() const { return bytes_sent_; }
+
+ private:
+  void start(tlm::tlm_generic_payload& gp, Command& cmd) override;
+  void sent(tlm::tlm_generic_payload& msg);
+  tlm::tlm_sync_enum mailbox_fw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
+                                sc_core::sc_time& delay);
+  void deliver(tlm::tlm_generic_payload& gp, const sc_core::sc_time& arrival);
+  void mailbox_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
+
+  const AddressMap& map_;
+  PeCoord self_;
+  PayloadPool pool_;
+  tlm::tlm_generic_payload* sending_ = nullptr;  // the Send command in service
+  std::vector<std::uint8_t> timing_buffer_;
+  Responder mailbox_responder_;
+  std::deque<Message> received_;
+  sc_core::sc_event arrived_;
+  std::uint64_t bytes_sent_ = 0;
+};
+
+}  // namespace kb

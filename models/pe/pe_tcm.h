@@ -1,0 +1,25 @@
+#pragma once
+// PeTcm: the PE's scratchpad (pe.tcm bytes). Storage is allocated only when a run
+// moves real data, so a timing-mode run of 512 PEs costs no scratchpad memory.
+#include <cstdint>
+#include <memory>
+
+#include <systemc>
+
+#include "platform/topology.h"
+
+namespace kb {
+
+class PeTcm : public sc_core::sc_module {
+ public:
+  PeTcm(const sc_core::sc_module_name& name, const Topology& topo);
+  std::uint64_t capacity() const { return capacity_; }
+  // The byte at `offset`; the caller keeps offset + length within capacity().
+  std::uint8_t* data(std::uint64_t offset);
+
+ private:
+  std::uint64_t capacity_;
+  std::unique_ptr<std::uint8_t[]> bytes_;
+};
+
+}  // namespace kb

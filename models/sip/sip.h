@@ -1,0 +1,32 @@
+#pragma once
+// One SIP: a mesh_x x mesh_y mesh of CUBEs joined by the CUBE-mesh NOC.
+// Every SIP has the same address map; SIPs exchange no traffic.
+#include <memory>
+#include <vector>
+
+#include "models/cube/cube.h"
+#include "models/noc/mesh.h"
+
+namespace kb {
+
+class Sip : public sc_core::sc_module {
+ public:
+  Sip(const sc_core::sc_module_name& name, const Topology& topo, SipId id);
+
+  SipId id() const { return id_; }
+  const AddressMap& address_map() const { return map_; }
+  Cube& cube(CubeId c) { return *cubes_.at(c.value); }
+  std::size_t cube_count() const { return cubes_.size(); }
+
+ private:
+  SipId id_;
+  AddressMap map_;
+
+ public:
+  Noc noc;
+
+ private:
+  std::vector<std::unique_ptr<Cube>> cubes_;
+};
+
+}  // namespace kb

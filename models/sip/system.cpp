@@ -1,0 +1,20 @@
+#include "models/sip/system.h"
+
+namespace kb {
+
+System::System(const sc_core::sc_module_name& name, const Topology& topo)
+    : sc_core::sc_module(name), topo_(topo) {
+  for (std::uint32_t s = 0; s < topo_.system.sips; ++s)
+    sips_.push_back(std::make_unique<Sip>(("sip" + std::to_string(s)).c_str(), topo_, SipId(s)));
+}
+
+void System::for_each_pe(const std::function<void(Pe&)>& visit) {
+  for (auto& sip : sips_)
+    for (std::size_t c = 0; c < sip->cube_count(); ++c) {
+      Cube& cube = sip->cube(CubeId(static_cast<std::uint32_t>(c)));
+      for (std::size_t p = 0; p < cube.pe_count(); ++p)
+        visit(cube.pe(PeId(static_cast<std::uint32_t>(p))));
+    }
+}
+
+}  // namespace kb

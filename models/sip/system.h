@@ -1,0 +1,29 @@
+#pragma once
+// The whole machine: N SIPs (devices) elaborated from a topology.
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "models/sip/sip.h"
+
+namespace kb {
+
+class System : public sc_core::sc_module {
+ public:
+  System(const sc_core::sc_module_name& name, const Topology& topo);
+
+  const Topology& topology() const { return topo_; }
+  Sip& sip(SipId s) { return *sips_.at(s.value); }
+  std::size_t sip_count() const { return sips_.size(); }
+  Pe& pe(const PeCoord& c) { return sip(c.sip).cube(c.cube).pe(c.pe); }
+  Hbm& hbm(const PeCoord& c) { return sip(c.sip).cube(c.cube).hbm(c.pe); }
+
+  // Visits every PE, SIP by SIP, cube by cube.
+  void for_each_pe(const std::function<void(Pe&)>& visit);
+
+ private:
+  Topology topo_;  // the modules keep references into this copy
+  std::vector<std::unique_ptr<Sip>> sips_;
+};
+
+}  // namespace kb

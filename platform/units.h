@@ -1,0 +1,24 @@
+#pragma once
+// Parsing of quantities with units, as written in topology YAML and --set values.
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace kb::units {
+
+// "1MiB", "2KiB", "512B", "4096" -> bytes. Binary (KiB) and decimal (KB) prefixes.
+std::optional<std::uint64_t> parse_bytes(const std::string& text);
+// "64B/cycle", "2KiB/cycle", "64" -> bytes per cycle.
+std::optional<std::uint64_t> parse_bytes_per_cycle(const std::string& text);
+// "120cycles", "1 cycle", "120" -> cycles.
+std::optional<std::uint64_t> parse_cycles(const std::string& text);
+// "1GHz", "500MHz", "1.5GHz" -> hertz.
+std::optional<double> parse_hertz(const std::string& text);
+// A plain non-negative whole number.
+std::optional<std::uint64_t> parse_count(const std::string& text);
+
+// Human-readable forms for reports.
+std::string format_bytes(std::uint64_t bytes);
+std::string format_hertz(double hz);
+
+}  // namespace kb::units

@@ -1,0 +1,186 @@
+#include "sc_main/cli.h"
+
+#include <chrono>
+#include <filesystem>
+#include <iostream>
+#include <sstream>
+#include <stdexcept>
+
+#include <boost/program_options.hpp>
+#include <systemc>
+#include <unistd.h>
+
+#include "platform/hbm_stream.h"
+#include "platform/output_file.h"
+#include "platform/topology.h"
+#include "platform/units.h"
+#include "sc_main/report.h"
+
+namespace kb::cli {
+namespace po = boost::program_options;
+
+namespace {
+
+// A malformed command line: exit code 2.
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+// Bad input found while running (a file, a value out of range for the machine): exit code 1.
+struct InputError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+const char* kUsage =
+    "usage:\n"
+    "  kernbench                                   run the headline case\n"
+    "  kernbench run [options]                     run a workload and print its report\n"
+    "  kernbench topology show|validate FILE [--set key.path=value ...]\n"
+    "  kernbench --help | --version\n";
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+std::vector<SipId> parse_devices(const std::string& text, std::uint32_t sips) {
+  std::vector<SipId> out;
+  std::stringstream ss(text);
+  for (std::string item; std::getline(ss, item, ',');) {
+    const auto dash = item.find('-');
+    const auto lo = units::parse_count(item.substr(0, dash));
+    const auto hi = dash == std::string::npos ? lo : units::parse_count(item.substr(dash + 1));
+    if (!lo || !hi || *lo > *hi)
+      throw UsageError("--devices '" + text + "': expected SIP numbers like 0-3 or 0,2");
+    if (*hi >= sips)
+      throw InputError("--devices '" + text + "': the topology has " + std::to_string(sips) +
+                       " SIP(s), numbered 0-" + std::to_string(sips - 1));
+    for (std::uint64_t s = *lo; s <= *hi; ++s) out.emplace_back(static_cast<std::uint32_t>(s));
+  }
+  if (out.empty()) throw UsageError("--devices '" + text + "': names no SIP");
+  return out;
+}
+
+// Refuses an output path whose folder cannot be written, before any simulation time is spent.
+void check_writable(const std::string& flag, const std::string& path) {
+  if (path.empty()) return;
+  const std::filesystem::path p(path);
+  const std::filesystem::path dir = p.has_parent_path() ? p.parent_path() : ".";
+  if (!std::filesystem::is_directory(dir) || ::access(dir.c_str(), W_OK) != 0)
+    throw InputError(flag + " " + path + ": folder '" + dir.string() + "' does not exist or is not writable");
+}
+
+int cmd_run(const std::vector<std::string>& args) {
+  std::string kernel, topology_file, bytes_text, devices_text, json_file;
+  std::vector<std::string> sets;
+  bool write = false;
+  po::options_description opts("kernbench run options");
+  opts.add_options()
+      ("help,h", "show this help")
+      ("kernel", po::value(&kernel)->default_value("hbm_stream"), "workload: hbm_stream")
+      ("topology", po::value(&topology_file)->default_value(KERNBENCH_DEFAULT_TOPOLOGY), "topology YAML")
+      ("set", po::value(&sets)->composing(), "override a topology value: key.path=value (repeatable)")
+      ("bytes", po::value(&bytes_text)->default_value("256KiB"), "hbm_stream: bytes each PE moves")
+      ("write", po::bool_switch(&write), "hbm_stream: write to HBM instead of reading")
+      ("devices", po::value(&devices_text), "SIPs to run on, e.g. 0-3 or 0,2 (default: all)")
+      ("json", po::value(&json_file), "write the run's result as JSON to FILE");
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(opts).run(), vm);
+  po::notify(vm);
+  if (vm.count("help")) {
+    std::cout << kUsage << "\n" << opts;
+    return 0;
+  }
+  if (kernel != "hbm_stream")
+    throw UsageError("--kernel '" + kernel + "': allowed values: hbm_stream");
+  const Topology topo = Topology::load(topology_file, sets);
+  const auto bytes = units::parse_bytes(bytes_text);
+  if (!bytes || *bytes == 0 || *bytes > topo.cube.hbm.capacity)
+    throw UsageError("--bytes '" + bytes_text + "': expected a size from 1B to the HBM channel capacity (" +
+                     units::format_bytes(topo.cube.hbm.capacity) + "), e.g. 256KiB");
+  std::vector<SipId> devices;
+  if (vm.count("devices")) devices = parse_devices(devices_text, topo.system.sips);
+  else
+    for (std::uint32_t s = 0; s < topo.system.sips; ++s) devices.emplace_back(s);
+  check_writable("--json", json_file);
+
+  report::RunInfo info;
+  info.topology_file = topology_file;
+  info.topology_name = topo.name;
+  auto t0 = std::chrono::steady_clock::now();
+  System system("system", topo);
+  info.elaboration_seconds = seconds_since(t0);
+  t0 = std::chrono::steady_clock::now();
+  const StreamResult r = run_hbm_stream(system, *bytes, write, devices);
+  info.simulation_seconds = seconds_since(t0);
+  info.peak_rss_kib = report::peak_rss_kib();
+  std::cout << report::format_stream(topo, r, info);
+  if (!json_file.empty())
+    write_file_atomically(json_file, report::stream_json(topo, r, info).dump(2) + "\n");
+  return 0;
+}
+
+int cmd_topology(const std::vector<std::string>& args) {
+  std::string action, file;
+  std::vector<std::string> sets;
+  po::options_description opts("kernbench topology options");
+  opts.add_options()("help,h", "show this help")(
+      "set", po::value(&sets)->composing(), "override a value: key.path=value (repeatable)");
+  po::options_description hidden;
+  hidden.add_options()("action", po::value(&action))("file", po::value(&file));
+  po::options_description all;
+  all.add(opts).add(hidden);
+  po::positional_options_description pos;
+  pos.add("action", 1).add("file", 1);
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
+  po::notify(vm);
+  if (vm.count("help")) {
+    std::cout << kUsage << "\n" << opts;
+    return 0;
+  }
+  if (action != "show" && action != "validate")
+    throw UsageError("topology: expected 'show' or 'validate', got '" + action + "'");
+  if (file.empty()) throw UsageError("topology " + action + ": missing the topology FILE");
+  const Topology topo = Topology::load(file, sets);
+  if (action == "show") std::cout << format_topology(topo);
+  else std::cout << file << ": valid (" << topo.total_pes() << " PEs)\n";
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  try {
+    if (args.empty()) return cmd_run({});
+    const std::string cmd = args.front();
+    const std::vector<std::string> rest(args.begin() + 1, args.end());
+    if (cmd == "--help" || cmd == "-h" || cmd == "help") {
+      std::cout << kUsage;
+      return 0;
+    }
+    if (cmd == "--version") {
+      std::cout << "kernbench 0.1.0 (SystemC " << sc_core::sc_release() << ")\n";
+      return 0;
+    }
+    if (cmd == "run") return cmd_run(rest);
+    if (cmd == "topology") return cmd_topology(rest);
+    throw UsageError("unknown command '" + cmd + "'; commands: run, topology");
+  } catch (const UsageError& e) {
+    std::cerr << "kernbench: error: " << e.what() << "\n" << kUsage;
+    return 2;
+  } catch (const po::error& e) {
+    std::cerr << "kernbench: error: " << e.what() << "\n" << kUsage;
+    return 2;
+  } catch (const TopologyError& e) {
+    for (const auto& err : e.errors()) std::cerr << "kernbench: error: " << err << "\n";
+    return 1;
+  } catch (const sc_core::sc_report& e) {
+    std::cerr << "kernbench: simulation error: " << e.what() << "\n";
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "kernbench: error: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+}  // namespace kb::cli

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs the Debian packages kernbench needs, only those that are missing.
+set -euo pipefail
+packages=(
+  build-essential cmake pkg-config
+  libsystemc-dev libyaml-cpp-dev libboost-program-options-dev
+  libgtest-dev nlohmann-json3-dev libeigen3-dev
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+echo "setup: installing ${missing[*]}"
+sudo_cmd=()
+[ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+"${sudo_cmd[@]}" apt-get update -qq
+DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"

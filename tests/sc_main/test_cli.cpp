@@ -1,0 +1,127 @@
+// The kernbench program end to end: exit codes, reports, errors, output files.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/support.h"
+
+namespace kb {
+namespace {
+
+struct Result {
+  int code = -1;
+  std::string out;  // stdout and stderr
+};
+
+Result run(const std::string& args) {
+  const std::string cmd = std::string(KERNBENCH_BINARY) + " " + args + " 2>&1";
+  Result r;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (p == nullptr) return r;
+  std::array<char, 4096> buf{};
+  while (fgets(buf.data(), buf.size(), p) != nullptr) r.out += buf.data();
+  const int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+std::string topo(const std::string& name) { return test::source_path("topologies/" + name + ".yaml"); }
+
+std::string temp_dir(const std::string& name) {
+  const auto dir = std::filesystem::path(testing::TempDir()) / ("kernbench_cli_" + name);
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir.string();
+}
+
+}  // namespace
+
+TEST(Cli, RunPrintsTheStreamReportWhoseTimeMatchesThePrediction) {
+  const std::string dir = temp_dir("run");
+  const Result r = run("run --topology " + topo("small_1sip_2x2x2") + " --bytes 64KiB --json " + dir + "/r.json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("simulated       1144 cycles"), std::string::npos) << r.out;  // 120 + 65536/64
+  EXPECT_NE(r.out.find("model vs sim    +0.00%"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("Copyright"), std::string::npos) << "SystemC banner leaked into the report";
+  std::ifstream in(dir + "/r.json");
+  const auto j = nlohmann::json::parse(in);
+  EXPECT_EQ(j["simulated_cycles"], 1144);
+  EXPECT_EQ(j["predicted_cycles"], 1144);
+  EXPECT_EQ(j["total_bytes"], 8 * 65536);
+  EXPECT_EQ(j["knobs"]["pes"], 8);
+}
+
+TEST(Cli, DevicesSelectSips) {
+  const Result r = run("run --topology " + topo("tiny_2sip_4x1x1") + " --bytes 8KiB --devices 1");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("(4 PEs)"), std::string::npos) << r.out;
+  const Result bad = run("run --topology " + topo("tiny_2sip_4x1x1") + " --devices 0-3");
+  EXPECT_EQ(bad.code, 1);
+  EXPECT_NE(bad.out.find("--devices '0-3': the topology has 2 SIP(s), numbered 0-1"), std::string::npos)
+      << bad.out;
+}
+
+TEST(Cli, TopologyShowAndValidate) {
+  Result r = run("topology show " + topo("llama70b_4sip"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("PEs               128 per SIP, 512 total"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("HBM bandwidth     8.192 TB/s per SIP"), std::string::npos) << r.out;
+  r = run("topology validate " + topo("small_1sip_2x2x2"));
+  EXPECT_EQ(r.code, 0) << r.out;
+  r = run("topology show " + topo("small_1sip_2x2x2") + " --set cube.pes=4");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("16 total"), std::string::npos) << r.out;
+}
+
+TEST(Cli, BadTopologyIsExitOneWithEveryError) {
+  const std::string dir = temp_dir("bad_topology");
+  const std::string file = dir + "/bad.yaml";
+  std::ofstream(file) << "name: x\nsystem: {sips: 0, extra: 1}\n";
+  Result r = run("topology validate " + file);
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find(file + ":2:16: system.sips: value '0' is not allowed"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(file + ":2:19: system.extra: unknown key 'extra'; valid keys here: sips"),
+            std::string::npos) << r.out;
+  // A run with a bad topology writes no output file.
+  r = run("run --topology " + file + " --json " + dir + "/out.json");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_FALSE(std::filesystem::exists(dir + "/out.json"));
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir), {}), 1) << "stray files left";
+}
+
+TEST(Cli, UsageErrorsAreExitTwo) {
+  for (const char* args : {"frobnicate", "run --no-such-flag", "run --kernel nope", "run --bytes lots",
+                           "topology", "topology explain x.yaml", "run --devices x"}) {
+    const Result r = run(args);
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.out;
+    EXPECT_NE(r.out.find("kernbench: error: "), std::string::npos) << args;
+    EXPECT_NE(r.out.find("usage:"), std::string::npos) << args;
+  }
+}
+
+TEST(Cli, UnwritableOutputIsRefusedBeforeRunning) {
+  const Result r = run("run --topology " + topo("small_1sip_2x2x2") + " --json /nonexistent/dir/r.json");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("--json /nonexistent/dir/r.json: folder '/nonexistent/dir' does not exist"),
+            std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("simulated"), std::string::npos) << "ran before refusing";
+}
+
+TEST(Cli, HelpAndVersion) {
+  EXPECT_EQ(run("--help").code, 0);
+  const Result v = run("--version");
+  EXPECT_EQ(v.code, 0);
+  EXPECT_NE(v.out.find("SystemC 2.3"), std::string::npos) << v.out;
+  const Result h = run("run --help");
+  EXPECT_EQ(h.code, 0);
+  EXPECT_NE(h.out.find("--topology"), std::string::npos) << h.out;
+}
+
+}  // namespace kb
