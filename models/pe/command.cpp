@@ -12,11 +12,37 @@ const char* engine_name(EngineKind e) {
   return "?";
 }
 
+const char* math_op_name(MathOp op) {
+  static const char* names[] = {"add", "sub",  "mul",   "div",    "maximum", "exp",  "where",
+                                "copy", "scale", "rowmax", "rowsum", "trans", "fill"};
+  return names[static_cast<int>(op)];
+}
+
+const char* math_cost_key(MathOp op) {
+  switch (op) {
+    case MathOp::Add:
+    case MathOp::RowSum: return "add";
+    case MathOp::Sub: return "sub";
+    case MathOp::Mul:
+    case MathOp::Scale: return "mul";
+    case MathOp::Div: return "div";
+    case MathOp::Maximum:
+    case MathOp::RowMax: return "max";
+    case MathOp::Exp: return "exp";
+    case MathOp::Where: return "where";
+    case MathOp::Copy:
+    case MathOp::Trans:
+    case MathOp::Fill: return "copy";
+  }
+  return "copy";
+}
+
 EngineKind Command::engine() const {
   switch (kind) {
     case Kind::DmaRead:
     case Kind::DmaWrite: return EngineKind::Dma;
-    case Kind::Gemm: return EngineKind::Gemm;
+    case Kind::Gemm:
+    case Kind::Composite: return EngineKind::Gemm;
     case Kind::Math: return EngineKind::Math;
     case Kind::Send: return EngineKind::Ipcq;
   }

@@ -7,32 +7,63 @@
 #include <systemc>
 #include <tlm>
 
+#include "platform/dtype.h"
+
 namespace kb {
 
 enum class EngineKind : std::uint8_t { Dma, Gemm, Math, Ipcq };
 inline constexpr std::size_t kEngineKinds = 4;
 const char* engine_name(EngineKind e);
 
+// A 2-D region of the PE's TCM: rows x cols elements, `stride` elements between rows.
+struct TcmView {
+  std::uint64_t offset = 0;  // bytes
+  DType dtype = DType::fp32;
+  std::uint32_t rows = 0, cols = 0, stride = 0;
+  std::uint64_t elements() const { return static_cast<std::uint64_t>(rows) * cols; }
+  std::uint64_t bytes() const { return elements() * dtype_bytes(dtype); }
+};
+
+enum class MathOp : std::uint8_t {
+  Add, Sub, Mul, Div, Maximum, Exp, Where, Copy, Scale, RowMax, RowSum, Trans, Fill
+};
+const char* math_op_name(MathOp op);
+// The topology's pe.math.cycles key whose cost the op pays per lane-op.
+const char* math_cost_key(MathOp op);
+
 struct Command {
-  enum class Kind : std::uint8_t { DmaRead, DmaWrite, Gemm, Math, Send };
+  enum class Kind : std::uint8_t { DmaRead, DmaWrite, Gemm, Composite, Math, Send };
   Kind kind = Kind::DmaRead;
 
-  // DmaRead / DmaWrite: HBM address in the SIP map; TCM buffer (nullptr: timing only).
+  // DmaRead / DmaWrite / Send: HBM address (or nothing for Send), bytes, TCM buffer
+  // (nullptr: timing only).
   std::uint64_t address = 0;
   std::uint64_t bytes = 0;
   std::uint8_t* tcm = nullptr;
 
-  // Gemm: m x n x k.
+  // Gemm: c (+)= a x b, b is [k, n] or, with trans_b, [n, k]. Timing m x n x k.
+  // Composite: the same GEMM with b in HBM at `address` (rows of `b_row_bytes`),
+  // streamed in tiles of `tile_rows` rows through two TCM staging buffers at `stage`.
   std::uint32_t m = 0, n = 0, k = 0;
+  TcmView a, b, c;
+  bool trans_b = false, accumulate = false;
+  std::uint32_t tile_rows = 0;
+  std::uint64_t b_row_bytes = 0;
+  TcmView stage;  // one staging buffer; the second follows it
 
-  // Math: op name (a key of pe.math.cycles) over `elements` values; a row reduction
-  // (`reduce_width` > 0) also pays log2(width) cycles per group of rows the lanes hold.
-  std::string op;
+  // Math: out = op(in0, in1, in2) with row/col broadcast of in1/in2; `scalar` for Scale
+  // and Fill. Timing: ceil(E/L) * cost(op), plus log2(width) per row group for reductions.
+  MathOp op = MathOp::Copy;
+  TcmView in0, in1, in2, out;
+  float scalar = 0;
   std::uint64_t elements = 0;
   std::uint32_t reduce_width = 0;
 
-  // Send: destination PE in the same SIP, message tag; payload is address/bytes/tcm.
+  // Send: destination PE in the same SIP, message tag.
   std::uint32_t dst_cube = 0, dst_pe = 0, tag = 0;
+
+  bool data = false;          // data mode: the engine computes real values
+  std::uint64_t op_id = 0;    // the op-log record this command belongs to
 
   // Lifecycle, filled by the blocks it passes.
   sc_core::sc_time issued, started, finished;

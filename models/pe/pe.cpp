@@ -5,19 +5,19 @@ namespace kb {
 Pe::Pe(const sc_core::sc_module_name& name, const Topology& topo, const AddressMap& map,
        PeCoord self)
     : sc_core::sc_module(name),
-      cpu("cpu", self),
-      scheduler("scheduler"),
-      dma("dma", topo),
-      gemm("gemm", topo),
-      math("math", topo),
-      ipcq("ipcq", topo, map, self),
       tcm("tcm", topo),
+      cpu("cpu", topo, self),
+      scheduler("scheduler", tcm),
+      dma("dma", topo),
+      gemm("gemm", topo, tcm),
+      math("math", topo, tcm),
+      ipcq("ipcq", topo, map, self),
       self_(self) {
-  cpu.port.bind(scheduler.cpu());
-  scheduler.engine(EngineKind::Dma).bind(dma.command);
-  scheduler.engine(EngineKind::Gemm).bind(gemm.command);
-  scheduler.engine(EngineKind::Math).bind(math.command);
-  scheduler.engine(EngineKind::Ipcq).bind(ipcq.command);
+  cpu.port.bind(scheduler.cpu);
+  scheduler.dma.bind(dma.command);
+  scheduler.gemm.bind(gemm.command);
+  scheduler.math.bind(math.command);
+  scheduler.ipcq.bind(ipcq.command);
 }
 
 }  // namespace kb

@@ -19,13 +19,13 @@ class Pe : public sc_core::sc_module {
 
   PeCoord coord() const { return self_; }
 
+  PeTcm tcm;  // first: the engines below work on it
   PeCpu cpu;
   PeScheduler scheduler;
   PeDma dma;
   PeGemm gemm;
   PeMath math;
   PeIpcq ipcq;
-  PeTcm tcm;
 
  private:
   PeCoord self_;

@@ -2,10 +2,11 @@
 
 namespace kb {
 
-PeCpu::PeCpu(const sc_core::sc_module_name& name, PeCoord self)
+PeCpu::PeCpu(const sc_core::sc_module_name& name, const Topology& topo, PeCoord self)
     : sc_core::sc_module(name),
       port("port", [this](tlm::tlm_generic_payload& gp) { completed(gp); }),
-      self_(self) {
+      self_(self),
+      cycle_(topo.cycle()) {
   SC_HAS_PROCESS(PeCpu);
   SC_THREAD(run);
 }
@@ -21,10 +22,18 @@ void PeCpu::run() {
     if (!program_) sc_core::wait(program_loaded_);
     Program program = std::move(program_);
     program_ = nullptr;
-    program(*this);
-    wait_all();
+    started_ = true;
+    try {
+      program(*this);
+      wait_all();
+    } catch (...) {
+      error_ = std::current_exception();
+      sc_core::sc_stop();
+    }
+    started_ = false;
     finished_ = true;
     finished_event_.notify(sc_core::SC_ZERO_TIME);
+    if (error_) return;
   }
 }
 
@@ -48,6 +57,7 @@ void PeCpu::completed(tlm::tlm_generic_payload& gp) {
   c.done = true;
   --pending_;
   gp.release();
+  if (hook_) hook_(c);
   completed_.notify(sc_core::SC_ZERO_TIME);
 }
 
@@ -57,6 +67,10 @@ void PeCpu::wait(const Command& command) {
 
 void PeCpu::wait_all() {
   while (pending_ > 0) sc_core::wait(completed_);
+}
+
+void PeCpu::spend(std::uint64_t cycles) {
+  if (cycles > 0) sc_core::wait(cycle_ * static_cast<double>(cycles));
 }
 
 }  // namespace kb

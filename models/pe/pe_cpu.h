@@ -1,7 +1,10 @@
 #pragma once
-// PeCpu: runs the PE's program (later: a tl kernel) as an SC_THREAD. It issues commands
-// to PeScheduler without blocking and waits only for the ones it needs.
+// PeCpu: runs the PE's program (a tl kernel) as an SC_THREAD. It issues commands to
+// PeScheduler without blocking and waits only for the ones it needs; `spend` charges
+// the CPU's own issue cycles. An exception thrown by the program stops the simulation
+// and is kept for the host to report.
 #include <deque>
+#include <exception>
 #include <functional>
 
 #include <systemc>
@@ -10,36 +13,47 @@
 #include "models/common/payload_pool.h"
 #include "models/common/ports.h"
 #include "models/pe/command.h"
+#include "platform/topology.h"
 
 namespace kb {
 
 class PeCpu : public sc_core::sc_module {
  public:
   using Program = std::function<void(PeCpu&)>;
+  using CompletionHook = std::function<void(const Command&)>;
 
   InitiatorPort port;  // to PeScheduler
 
-  PeCpu(const sc_core::sc_module_name& name, PeCoord self);
+  PeCpu(const sc_core::sc_module_name& name, const Topology& topo, PeCoord self);
 
   // Sets the program; it starts at the current simulated time (0 before sc_start).
   void load(Program program);
   bool finished() const { return finished_; }
+  bool running() const { return static_cast<bool>(program_) || started_; }
   const sc_core::sc_event& finished_event() const { return finished_event_; }
   PeCoord coord() const { return self_; }
+  std::exception_ptr error() const { return error_; }
+  // Called for every command when it completes (the op log listens here).
+  void on_complete(CompletionHook hook) { hook_ = std::move(hook); }
 
   // Called from the program: issue without blocking; wait for one or for all.
   Command& issue(const Command& command);
   void wait(const Command& command);
   void wait_all();
+  void spend(std::uint64_t cycles);  // the CPU's own time
+  std::size_t pending() const { return pending_; }
 
  private:
   void run();
   void completed(tlm::tlm_generic_payload& gp);
 
   PeCoord self_;
+  sc_core::sc_time cycle_;
   Program program_;
   sc_core::sc_event program_loaded_, completed_, finished_event_;
-  bool finished_ = false;
+  bool finished_ = false, started_ = false;
+  std::exception_ptr error_;
+  CompletionHook hook_;
   std::deque<Command> commands_;
   std::size_t pending_ = 0;
   PayloadPool pool_;

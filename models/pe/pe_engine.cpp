@@ -62,6 +62,7 @@ void PeEngine::finish(tlm::tlm_generic_payload& gp) {
   Command& cmd = CommandExtension::of(gp);
   cmd.finished = sc_time_stamp();
   busy_ += cmd.finished - cmd.started;
+  completed(cmd);
   ++commands_done_;
   gp.set_response_status(tlm::TLM_OK_RESPONSE);
   responder_.respond(gp, sc_core::SC_ZERO_TIME);

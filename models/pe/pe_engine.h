@@ -30,6 +30,8 @@ class PeEngine : public sc_core::sc_module {
   virtual std::size_t lane_of(const Command&) const { return 0; }
   // Begins serving a command; the engine calls finish() when the service ends.
   virtual void start(tlm::tlm_generic_payload& gp, Command& cmd) = 0;
+  // Runs when a command's service ends, before its response (data-mode results land here).
+  virtual void completed(Command&) {}
   void finish_after(tlm::tlm_generic_payload& gp, const sc_core::sc_time& delay);
   void finish(tlm::tlm_generic_payload& gp);
 

@@ -1,9 +1,13 @@
 #include "models/pe/pe_gemm.h"
 
+#include <Eigen/Dense>
+
 namespace kb {
 
-PeGemm::PeGemm(const sc_core::sc_module_name& name, const Topology& topo)
-    : PeEngine(name, topo, 1) {}
+using RowMajor = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+PeGemm::PeGemm(const sc_core::sc_module_name& name, const Topology& topo, PeTcm& tcm)
+    : PeEngine(name, topo, 1), tcm_(tcm) {}
 
 std::uint64_t PeGemm::cycles_for(std::uint64_t m, std::uint64_t n, std::uint64_t k) const {
   const std::uint64_t r = topo_.pe.gemm.rows, c = topo_.pe.gemm.cols;
@@ -12,6 +16,22 @@ std::uint64_t PeGemm::cycles_for(std::uint64_t m, std::uint64_t n, std::uint64_t
 
 void PeGemm::start(tlm::tlm_generic_payload& gp, Command& cmd) {
   finish_after(gp, cycles(cycles_for(cmd.m, cmd.n, cmd.k)));
+}
+
+void PeGemm::completed(Command& cmd) {
+  if (cmd.data) compute(tcm_, cmd);
+}
+
+void PeGemm::compute(PeTcm& tcm, const Command& cmd) {
+  const std::vector<float> a = tcm.read(cmd.a), b = tcm.read(cmd.b);
+  const Eigen::Map<const RowMajor> ma(a.data(), cmd.a.rows, cmd.a.cols);
+  const Eigen::Map<const RowMajor> mb(b.data(), cmd.b.rows, cmd.b.cols);
+  RowMajor c = cmd.trans_b ? RowMajor(ma * mb.transpose()) : RowMajor(ma * mb);
+  if (cmd.accumulate) {
+    const std::vector<float> prev = tcm.read(cmd.c);
+    c += Eigen::Map<const RowMajor>(prev.data(), cmd.c.rows, cmd.c.cols);
+  }
+  tcm.write(cmd.c, c.data());
 }
 
 }  // namespace kb

@@ -15,7 +15,8 @@ PeIpcq::PeIpcq(const sc_core::sc_module_name& name, const Topology& topo, const 
       mailbox("mailbox"),
       map_(map),
       self_(self),
-      mailbox_responder_([this] { return mailbox.operator->(); }) {
+      mailbox_responder_([this] { return mailbox.operator->(); }),
+      arrivals_(this, &PeIpcq::on_arrival) {
   mailbox.register_nb_transport_fw(this, &PeIpcq::mailbox_fw);
   mailbox.register_b_transport(this, &PeIpcq::mailbox_b_transport);
 }
@@ -55,7 +56,24 @@ void PeIpcq::sent(tlm::tlm_generic_payload& msg) {
   finish(*cmd);
 }
 
-void PeIpcq::deliver(tlm::tlm_generic_payload& gp, const sc_time& arrival) {
+std::optional<Message> PeIpcq::take(std::uint32_t src_cube, std::uint32_t src_pe, std::uint32_t tag) {
+  for (auto it = received_.begin(); it != received_.end(); ++it)
+    if (it->src_cube == src_cube && it->src_pe == src_pe && it->tag == tag) {
+      Message m = std::move(*it);
+      received_.erase(it);
+      return m;
+    }
+  return std::nullopt;
+}
+
+// A message counts as arrived (takeable) only from its arrival time on.
+void PeIpcq::on_arrival(tlm::tlm_generic_payload& gp, const tlm::tlm_phase&) {
+  deliver(gp);
+  mailbox_responder_.respond(gp, sc_core::SC_ZERO_TIME);
+}
+
+void PeIpcq::deliver(tlm::tlm_generic_payload& gp) {
+  const sc_time arrival = sc_core::sc_time_stamp();
   Message m;
   if (const auto* who = gp.get_extension<MessageExtension>()) {
     m.src_cube = who->src_cube;
@@ -69,6 +87,7 @@ void PeIpcq::deliver(tlm::tlm_generic_payload& gp, const sc_time& arrival) {
     m.data.assign(gp.get_data_ptr(), gp.get_data_ptr() + gp.get_data_length());
   received_.push_back(std::move(m));
   gp.set_response_status(tlm::TLM_OK_RESPONSE);
+  arrived_.notify(sc_core::SC_ZERO_TIME);
 }
 
 tlm::tlm_sync_enum PeIpcq::mailbox_fw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
@@ -79,9 +98,7 @@ tlm::tlm_sync_enum PeIpcq::mailbox_fw(tlm::tlm_generic_payload& gp, tlm::tlm_pha
       return tlm::TLM_COMPLETED;
     }
     if (gp.has_mm()) gp.acquire();
-    deliver(gp, sc_core::sc_time_stamp() + delay);
-    arrived_.notify(delay);
-    mailbox_responder_.respond(gp, delay);
+    arrivals_.notify(gp, tlm::BEGIN_REQ, delay);
     phase = tlm::END_REQ;
     return tlm::TLM_UPDATED;
   }
@@ -98,8 +115,9 @@ void PeIpcq::mailbox_b_transport(tlm::tlm_generic_payload& gp, sc_time& delay) {
     gp.set_response_status(tlm::TLM_COMMAND_ERROR_RESPONSE);
     return;
   }
-  deliver(gp, sc_core::sc_time_stamp() + delay);
-  arrived_.notify(delay);
+  sc_core::wait(delay);  // b_transport may wait: the message arrives at the annotated time
+  delay = sc_core::SC_ZERO_TIME;
+  deliver(gp);
 }
 
 }  // namespace kb

@@ -3,6 +3,7 @@
 // address: inside the cube it crosses the fabric, to another cube it crosses the NOC.
 // The mailbox target socket receives messages and keeps them until taken.
 #include <deque>
+#include <optional>
 #include <vector>
 
 #include <tlm_utils/simple_target_socket.h>
@@ -31,7 +32,10 @@ class PeIpcq : public PeEngine {
   PeIpcq(const sc_core::sc_module_name& name, const Topology& topo, const AddressMap& map,
          PeCoord self);
 
+  // Messages that have arrived and not been taken, in arrival order.
   const std::deque<Message>& received() const { return received_; }
+  // Takes the first arrived message from (src_cube, src_pe) with `tag`.
+  std::optional<Message> take(std::uint32_t src_cube, std::uint32_t src_pe, std::uint32_t tag);
   const sc_core::sc_event& message_event() const { return arrived_; }
   std::uint64_t bytes_sent() const { return bytes_sent_; }
 
@@ -40,7 +44,8 @@ class PeIpcq : public PeEngine {
   void sent(tlm::tlm_generic_payload& msg);
   tlm::tlm_sync_enum mailbox_fw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
                                 sc_core::sc_time& delay);
-  void deliver(tlm::tlm_generic_payload& gp, const sc_core::sc_time& arrival);
+  void deliver(tlm::tlm_generic_payload& gp);
+  void on_arrival(tlm::tlm_generic_payload& gp, const tlm::tlm_phase& phase);
   void mailbox_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
 
   const AddressMap& map_;
@@ -49,6 +54,7 @@ class PeIpcq : public PeEngine {
   tlm::tlm_generic_payload* sending_ = nullptr;  // the Send command in service
   std::vector<std::uint8_t> timing_buffer_;
   Responder mailbox_responder_;
+  tlm_utils::peq_with_cb_and_phase<PeIpcq> arrivals_;
   std::deque<Message> received_;
   sc_core::sc_event arrived_;
   std::uint64_t bytes_sent_ = 0;

@@ -1,17 +1,18 @@
 #include "models/pe/pe_math.h"
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
 namespace kb {
 
-PeMath::PeMath(const sc_core::sc_module_name& name, const Topology& topo)
-    : PeEngine(name, topo, 1) {}
+PeMath::PeMath(const sc_core::sc_module_name& name, const Topology& topo, PeTcm& tcm)
+    : PeEngine(name, topo, 1), tcm_(tcm) {}
 
-std::uint64_t PeMath::cycles_for(const std::string& op, std::uint64_t elements,
-                                 std::uint32_t reduce_width) const {
-  const auto it = topo_.pe.math.cycles.find(op);
-  if (it == topo_.pe.math.cycles.end())
-    SC_REPORT_FATAL(name(), ("unknown math op '" + op + "'").c_str());
+std::uint64_t PeMath::cycles_for(MathOp op, std::uint64_t elements, std::uint32_t reduce_width) const {
+  const std::uint64_t cost = topo_.pe.math.cycles.at(math_cost_key(op));
   const std::uint64_t lanes = topo_.pe.math.lanes;
-  std::uint64_t cycles = (elements + lanes - 1) / lanes * it->second;
+  std::uint64_t cycles = (elements + lanes - 1) / lanes * cost;
   if (reduce_width > 0) {
     std::uint64_t depth = 0;
     while ((1ull << depth) < reduce_width) ++depth;
@@ -23,6 +24,66 @@ std::uint64_t PeMath::cycles_for(const std::string& op, std::uint64_t elements,
 
 void PeMath::start(tlm::tlm_generic_payload& gp, Command& cmd) {
   finish_after(gp, cycles(cycles_for(cmd.op, cmd.elements, cmd.reduce_width)));
+}
+
+void PeMath::completed(Command& cmd) {
+  if (cmd.data) compute(tcm_, cmd);
+}
+
+namespace {
+
+// Element (r, c) of a view held as fp32, broadcasting a 1-row or 1-column operand.
+struct Operand {
+  std::vector<float> v;
+  std::uint32_t rows = 0, cols = 0;
+  float at(std::uint32_t r, std::uint32_t c) const {
+    return v[static_cast<std::size_t>(rows == 1 ? 0 : r) * cols + (cols == 1 ? 0 : c)];
+  }
+};
+
+Operand load(PeTcm& tcm, const TcmView& view) {
+  if (view.rows == 0) return {};
+  return {tcm.read(view), view.rows, view.cols};
+}
+
+}  // namespace
+
+void PeMath::compute(PeTcm& tcm, const Command& cmd) {
+  const TcmView& o = cmd.out;
+  std::vector<float> out(o.elements());
+  const Operand x = load(tcm, cmd.in0), y = load(tcm, cmd.in1), z = load(tcm, cmd.in2);
+  auto each = [&](auto f) {
+    for (std::uint32_t r = 0; r < o.rows; ++r)
+      for (std::uint32_t c = 0; c < o.cols; ++c) out[static_cast<std::size_t>(r) * o.cols + c] = f(r, c);
+  };
+  switch (cmd.op) {
+    case MathOp::Add: each([&](auto r, auto c) { return x.at(r, c) + y.at(r, c); }); break;
+    case MathOp::Sub: each([&](auto r, auto c) { return x.at(r, c) - y.at(r, c); }); break;
+    case MathOp::Mul: each([&](auto r, auto c) { return x.at(r, c) * y.at(r, c); }); break;
+    case MathOp::Div: each([&](auto r, auto c) { return x.at(r, c) / y.at(r, c); }); break;
+    case MathOp::Maximum: each([&](auto r, auto c) { return std::max(x.at(r, c), y.at(r, c)); }); break;
+    case MathOp::Exp: each([&](auto r, auto c) { return std::exp(x.at(r, c)); }); break;
+    case MathOp::Where: each([&](auto r, auto c) { return x.at(r, c) != 0 ? y.at(r, c) : z.at(r, c); }); break;
+    case MathOp::Copy: each([&](auto r, auto c) { return x.at(r, c); }); break;
+    case MathOp::Scale: each([&](auto r, auto c) { return x.at(r, c) * cmd.scalar; }); break;
+    case MathOp::Fill: each([&](auto, auto) { return cmd.scalar; }); break;
+    case MathOp::Trans: each([&](auto r, auto c) { return x.at(c, r); }); break;
+    case MathOp::RowMax:
+    case MathOp::RowSum: {
+      const bool is_max = cmd.op == MathOp::RowMax;
+      const float init = is_max ? -std::numeric_limits<float>::infinity() : 0.0f;
+      std::fill(out.begin(), out.end(), init);
+      // out is [rows, 1] (reduce along a row) or [1, cols] (reduce down a column).
+      for (std::uint32_t r = 0; r < x.rows; ++r)
+        for (std::uint32_t c = 0; c < x.cols; ++c) {
+          float& acc = out[o.cols == 1 ? r : c];
+          const float v = x.at(r, c);
+          acc = is_max ? std::max(acc, v) : acc + v;
+        }
+      break;
+    }
+  }
+  tcm.write(o, out.data());
 }
 
 }  // namespace kb

@@ -1,19 +1,22 @@
 #pragma once
 // PeMath: a vector unit of L fp32 lanes. Elementwise op on E elements:
 // ceil(E/L) * cost(op) cycles; a row reduction over rows of `width` elements adds
-// ceil(log2(width)) cycles per group of L rows.
+// ceil(log2(width)) cycles per group of L rows. In data mode it computes on TCM views.
 #include "models/pe/pe_engine.h"
+#include "models/pe/pe_tcm.h"
 
 namespace kb {
 
 class PeMath : public PeEngine {
  public:
-  PeMath(const sc_core::sc_module_name& name, const Topology& topo);
-  std::uint64_t cycles_for(const std::string& op, std::uint64_t elements,
-                           std::uint32_t reduce_width) const;
+  PeMath(const sc_core::sc_module_name& name, const Topology& topo, PeTcm& tcm);
+  std::uint64_t cycles_for(MathOp op, std::uint64_t elements, std::uint32_t reduce_width) const;
+  static void compute(PeTcm& tcm, const Command& cmd);
 
  private:
   void start(tlm::tlm_generic_payload& gp, Command& cmd) override;
+  void completed(Command& cmd) override;
+  PeTcm& tcm_;
 };
 
 }  // namespace kb

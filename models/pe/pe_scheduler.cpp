@@ -1,17 +1,144 @@
 #include "models/pe/pe_scheduler.h"
 
+#include <algorithm>
+
 namespace kb {
 
-PeScheduler::PeScheduler(const sc_core::sc_module_name& name) : AtRouter(name) {
-  add_target("cpu");
-  for (std::size_t e = 0; e < kEngineKinds; ++e)
-    add_initiator(engine_name(static_cast<EngineKind>(e)));
+PeScheduler::PeScheduler(const sc_core::sc_module_name& name, PeTcm& tcm)
+    : sc_core::sc_module(name),
+      cpu("cpu"),
+      dma("dma", [this](tlm::tlm_generic_payload& gp) { engine_done(gp); }),
+      gemm("gemm", [this](tlm::tlm_generic_payload& gp) { engine_done(gp); }),
+      math("math", [this](tlm::tlm_generic_payload& gp) { engine_done(gp); }),
+      ipcq("ipcq", [this](tlm::tlm_generic_payload& gp) { engine_done(gp); }),
+      tcm_(tcm),
+      responder_([this] { return cpu.operator->(); }) {
+  cpu.register_nb_transport_fw(this, &PeScheduler::nb_transport_fw);
 }
 
-std::optional<AtRouter::Hop> PeScheduler::route(const tlm::tlm_generic_payload& gp, std::size_t) {
-  Hop hop;
-  hop.out = static_cast<std::size_t>(CommandExtension::of(gp).engine());
-  return hop;
+InitiatorPort& PeScheduler::engine(EngineKind e) {
+  switch (e) {
+    case EngineKind::Dma: return dma;
+    case EngineKind::Gemm: return gemm;
+    case EngineKind::Math: return math;
+    case EngineKind::Ipcq: return ipcq;
+  }
+  return dma;
+}
+
+tlm::tlm_sync_enum PeScheduler::nb_transport_fw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
+                                                sc_core::sc_time&) {
+  if (phase == tlm::BEGIN_REQ) {
+    if (gp.has_mm()) gp.acquire();
+    Command& cmd = CommandExtension::of(gp);
+    if (cmd.kind == Command::Kind::Composite) start_composite(gp);
+    else engine(cmd.engine()).send(gp);
+    phase = tlm::END_REQ;
+    return tlm::TLM_UPDATED;
+  }
+  if (phase == tlm::END_RESP) {
+    responder_.end_response(gp);
+    return tlm::TLM_COMPLETED;
+  }
+  SC_REPORT_ERROR(name(), "nb_transport_fw: unexpected phase");
+  return tlm::TLM_COMPLETED;
+}
+
+void PeScheduler::engine_done(tlm::tlm_generic_payload& gp) {
+  const Command& done = CommandExtension::of(gp);
+  const auto it = sub_of_.find(&done);
+  if (it == sub_of_.end()) {  // a plain command: back to the CPU
+    responder_.respond(gp, sc_core::SC_ZERO_TIME);
+    return;
+  }
+  auto [comp, tile] = it->second;
+  sub_of_.erase(it);
+  gp.release();
+  Composite& c = *comp;
+  if (done.kind == Command::Kind::DmaRead) {
+    issue_gemm(c, tile);
+    return;
+  }
+  ++c.gemms_done;
+  if (c.loads < c.tiles) issue_load(c, c.loads);  // the buffer of this tile is free again
+  if (c.gemms_done < c.tiles) return;
+  Command& macro = CommandExtension::of(*c.macro);
+  macro.started = sc_core::sc_time_stamp();
+  for (const Command& s : c.subs) macro.started = std::min(macro.started, s.started);
+  macro.finished = sc_core::sc_time_stamp();
+  c.macro->set_response_status(tlm::TLM_OK_RESPONSE);
+  responder_.respond(*c.macro, sc_core::SC_ZERO_TIME);
+  // Composites finish in issue order (one GEMM FIFO); drop the finished ones at the front.
+  c.macro = nullptr;
+  while (!composites_.empty() && composites_.front().macro == nullptr) composites_.pop_front();
+}
+
+void PeScheduler::start_composite(tlm::tlm_generic_payload& gp) {
+  const Command& cmd = CommandExtension::of(gp);
+  composites_.emplace_back();
+  Composite& c = composites_.back();
+  c.macro = &gp;
+  c.tiles = static_cast<std::uint32_t>((cmd.b.rows + cmd.tile_rows - 1) / cmd.tile_rows);
+  issue_load(c, 0);
+  if (c.tiles > 1) issue_load(c, 1);
+}
+
+void PeScheduler::issue_load(Composite& c, std::uint32_t tile) {
+  const Command& m = CommandExtension::of(*c.macro);
+  const std::uint32_t first = tile * m.tile_rows;
+  const std::uint32_t rows = std::min(m.tile_rows, m.b.rows - first);
+  Command& load = c.subs.emplace_back();
+  load.kind = Command::Kind::DmaRead;
+  load.address = m.address + first * m.b_row_bytes;
+  load.bytes = rows * m.b_row_bytes;
+  load.data = m.data;
+  if (m.data) load.tcm = tcm_.data(m.stage.offset + (tile % 2) * m.stage.bytes());
+  ++c.loads;
+  sub_of_[&load] = {&c, tile};
+  issue_sub(load, dma);
+}
+
+void PeScheduler::issue_gemm(Composite& c, std::uint32_t tile) {
+  const Command& m = CommandExtension::of(*c.macro);
+  const std::uint32_t first = tile * m.tile_rows;
+  const std::uint32_t rows = std::min(m.tile_rows, m.b.rows - first);
+  Command& g = c.subs.emplace_back();
+  g.kind = Command::Kind::Gemm;
+  g.data = m.data;
+  g.trans_b = m.trans_b;
+  g.a = m.a;
+  g.c = m.c;
+  g.b = m.b;
+  g.b.offset = m.stage.offset + (tile % 2) * m.stage.bytes();
+  g.b.rows = rows;
+  g.b.stride = g.b.cols;
+  if (m.trans_b) {  // B rows are output columns: c[:, first:first+rows] = a x tile^T
+    g.m = m.m;
+    g.n = rows;
+    g.k = m.k;
+    g.c.offset += first * dtype_bytes(m.c.dtype);
+    g.c.cols = rows;
+    g.accumulate = m.accumulate;
+  } else {  // B rows are the reduction dim: c += a[:, first:first+rows] x tile
+    g.m = m.m;
+    g.n = m.n;
+    g.k = rows;
+    g.a.offset += first * dtype_bytes(m.a.dtype);
+    g.a.cols = rows;
+    g.accumulate = m.accumulate || tile > 0;
+  }
+  sub_of_[&g] = {&c, tile};
+  issue_sub(g, gemm);
+}
+
+void PeScheduler::issue_sub(Command& sub, InitiatorPort& port) {
+  sub.issued = sc_core::sc_time_stamp();
+  tlm::tlm_generic_payload* gp = pool_.allocate();
+  gp->set_command(tlm::TLM_IGNORE_COMMAND);
+  gp->set_data_ptr(nullptr);
+  gp->set_data_length(0);
+  gp->set_auto_extension(new CommandExtension(&sub));
+  port.send(*gp);
 }
 
 }  // namespace kb

@@ -1,19 +1,49 @@
 #pragma once
-// PeScheduler: takes commands from PeCpu and queues them to the engine they name.
-// Each engine keeps its own FIFO, so commands to different engines run concurrently.
-#include "models/common/at_router.h"
+// PeScheduler: takes commands from PeCpu and queues them to the engine they name (each
+// engine keeps its own FIFO, so commands to different engines run concurrently). A
+// composite GEMM whose B operand lies in HBM it expands into a tile plan: B is streamed
+// in tiles of `tile_rows` rows through two TCM staging buffers, the DMA loading tile j+1
+// while the GEMM engine works on tile j.
+#include <deque>
+#include <unordered_map>
+
+#include <tlm_utils/simple_target_socket.h>
+
+#include "models/common/payload_pool.h"
+#include "models/common/ports.h"
 #include "models/pe/command.h"
+#include "models/pe/pe_tcm.h"
 
 namespace kb {
 
-class PeScheduler : public AtRouter {
+class PeScheduler : public sc_core::sc_module {
  public:
-  explicit PeScheduler(const sc_core::sc_module_name& name);
-  TargetSocket& cpu() { return target(0); }
-  InitiatorSocket& engine(EngineKind e) { return initiator(static_cast<std::size_t>(e)); }
+  tlm_utils::simple_target_socket<PeScheduler> cpu;
+  InitiatorPort dma, gemm, math, ipcq;
+
+  PeScheduler(const sc_core::sc_module_name& name, PeTcm& tcm);
+  InitiatorPort& engine(EngineKind e);
 
  private:
-  std::optional<Hop> route(const tlm::tlm_generic_payload& gp, std::size_t in) override;
+  struct Composite {
+    tlm::tlm_generic_payload* macro = nullptr;
+    std::uint32_t tiles = 0, loads = 0, gemms_done = 0;
+    std::deque<Command> subs;
+  };
+
+  tlm::tlm_sync_enum nb_transport_fw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
+                                     sc_core::sc_time& delay);
+  void engine_done(tlm::tlm_generic_payload& gp);
+  void start_composite(tlm::tlm_generic_payload& gp);
+  void issue_load(Composite& c, std::uint32_t tile);
+  void issue_gemm(Composite& c, std::uint32_t tile);
+  void issue_sub(Command& sub, InitiatorPort& port);
+
+  PeTcm& tcm_;
+  Responder responder_;
+  PayloadPool pool_;
+  std::deque<Composite> composites_;
+  std::unordered_map<const Command*, std::pair<Composite*, std::uint32_t>> sub_of_;  // -> tile
 };
 
 }  // namespace kb

@@ -17,7 +17,7 @@ Command gemm(std::uint32_t m, std::uint32_t n, std::uint32_t k) {
   return c;
 }
 
-Command math(const std::string& op, std::uint64_t elements, std::uint32_t reduce_width = 0) {
+Command math(MathOp op, std::uint64_t elements, std::uint32_t reduce_width = 0) {
   Command c;
   c.kind = Command::Kind::Math;
   c.op = op;
@@ -55,7 +55,7 @@ TEST(PeEngines, GemmTakesItsFormula) {
 
 TEST(PeEngines, MathTakesItsFormula) {
   OnePe r;
-  r.issue_all({math("exp", 128 * 128), math("add", 1000), math("max", 128 * 128, 128)});
+  r.issue_all({math(MathOp::Exp, 128 * 128), math(MathOp::Add, 1000), math(MathOp::RowMax, 128 * 128, 128)});
   EXPECT_EQ(r.end(0), 128u * 4);                       // ceil(E/L) * cost(exp)
   EXPECT_EQ(r.end(1), r.end(0) + 8);                   // ceil(1000/128) * 1
   EXPECT_EQ(r.end(2), r.end(1) + 128 + 7);             // 128 rows of 128: one row group, log2 128
@@ -67,7 +67,7 @@ TEST(PeEngines, DifferentEnginesOverlapOneEngineSerialises) {
   load.kind = Command::Kind::DmaRead;
   load.address = r.sys.sip(SipId(0)).address_map().hbm(0, 0, 0);
   load.bytes = 64 * 1024;  // 120 + 1024 cycles
-  r.issue_all({gemm(128, 128, 128), load, gemm(128, 128, 128), math("exp", 128 * 128)});
+  r.issue_all({gemm(128, 128, 128), load, gemm(128, 128, 128), math(MathOp::Exp, 128 * 128)});
   EXPECT_EQ(r.end(0), 2128u);
   EXPECT_EQ(r.end(1), 1144u);             // concurrent with the GEMM
   EXPECT_EQ(r.end(2), 2u * 2128);         // waits for the first GEMM

@@ -1,0 +1,610 @@
+#include "kernels/tl/ctx.h"
+
+#include <algorithm>
+#include <exception>
+
+namespace kb::tl {
+namespace {
+
+constexpr std::uint64_t kAlign = 64;  // TCM allocation granule, bytes
+
+std::uint64_t cycles_of(const sc_core::sc_time& t, const sc_core::sc_time& cycle) {
+  return static_cast<std::uint64_t>(t / cycle + 0.5);
+}
+
+std::string bytes_text(std::uint64_t b) { return std::to_string(b) + " B"; }
+
+std::uint64_t element_count(const Shape& s) {
+  std::uint64_t n = 1;
+  for (const auto d : s) n *= static_cast<std::uint64_t>(d);
+  return n;
+}
+
+}  // namespace
+
+std::uint32_t Tensor::cols() const {
+  std::uint64_t c = 1;
+  for (std::size_t i = 1; i < shape_.size(); ++i) c *= static_cast<std::uint64_t>(shape_[i]);
+  return static_cast<std::uint32_t>(c);
+}
+
+const std::string& Tensor::name() const {
+  static const std::string none;
+  if (buffer_) return buffer_->name;
+  if (ref_) return ref_->tensor.name();
+  return none;
+}
+
+ScratchScope::ScratchScope(Ctx& ctx, std::uint64_t mark, std::size_t first)
+    : ctx_(ctx), mark_(mark), first_(first) {
+  ++ctx_.scopes_;
+}
+
+ScratchScope::~ScratchScope() {
+  --ctx_.scopes_;
+  ctx_.end_scope(mark_, first_);
+}
+
+Ctx::Ctx(Pe& pe, const Topology& topo, const AddressMap& map, OpLog& log, std::string kernel, bool data)
+    : pe_(pe), topo_(topo), map_(map), log_(log), kernel_(std::move(kernel)), data_(data),
+      scratch_bottom_(topo.pe.tcm_bytes) {}
+
+Ctx::~Ctx() = default;
+
+void Ctx::fail(const std::string& op, const std::string& what) const {
+  throw KernelError("kernel '" + kernel_ + "' on " + coord().str() + ": op '" + op + "': " + what);
+}
+
+// ---- memory ---------------------------------------------------------------------------
+
+Tensor Ctx::alloc(const Shape& shape, DType dtype, Arena arena, const std::string& name) {
+  for (const auto d : shape)
+    if (d < 0) fail("alloc", "negative dimension in shape " + shape_text(shape));
+  const std::uint64_t bytes = element_count(shape) * dtype_bytes(dtype);
+  const std::uint64_t size = (bytes + kAlign - 1) / kAlign * kAlign;
+  if (size > scratch_bottom_ - persistent_top_)
+    fail("alloc", "TCM overflow: '" + name + "' " + shape_text(shape) + " " + dtype_name(dtype) +
+                      " needs " + bytes_text(size) + " but only " +
+                      bytes_text(scratch_bottom_ - persistent_top_) + " of " +
+                      bytes_text(topo_.pe.tcm_bytes) + " are free (persistent " +
+                      bytes_text(use_.persistent) + ", scratch " + bytes_text(use_.scratch) + ")");
+  auto b = std::make_shared<Buffer>();
+  b->name = name;
+  b->bytes = bytes;
+  b->arena = arena;
+  if (arena == Arena::Persistent) {
+    b->offset = persistent_top_;
+    persistent_top_ += size;
+    use_.persistent += size;
+  } else {
+    scratch_bottom_ -= size;
+    b->offset = scratch_bottom_;
+    use_.scratch += size;
+    scratch_.push_back(b);
+  }
+  use_.peak_persistent = std::max(use_.peak_persistent, use_.persistent);
+  use_.peak_scratch = std::max(use_.peak_scratch, use_.scratch);
+  use_.peak_total = std::max(use_.peak_total, use_.persistent + use_.scratch);
+  Tensor t;
+  t.buffer_ = std::move(b);
+  t.shape_ = shape;
+  t.dtype_ = dtype;
+  return t;
+}
+
+ScratchScope Ctx::scratch_scope() { return ScratchScope(*this, scratch_bottom_, scratch_.size()); }
+
+void Ctx::end_scope(std::uint64_t mark, std::size_t first) {
+  const bool unwinding = std::uncaught_exceptions() > 0;
+  for (std::size_t i = first; i < scratch_.size(); ++i) {
+    Buffer& b = *scratch_[i];
+    if (!unwinding) {
+      if (b.producer) block_on(*b.producer, "scope end: '" + b.name + "' still being written");
+      for (const Command* r : b.readers) block_on(*r, "scope end: '" + b.name + "' still being read");
+    }
+    b.alive = false;
+  }
+  scratch_.resize(first);
+  use_.scratch -= mark - scratch_bottom_;
+  scratch_bottom_ = mark;
+}
+
+Tensor Ctx::persistent(const Shape& shape, DType dtype, const std::string& name) {
+  Tensor t = alloc(shape, dtype, Arena::Persistent, name.empty() ? "persistent" : name);
+  record_cpu("alloc", "alloc", t.name());
+  return t;
+}
+
+// ---- bookkeeping ----------------------------------------------------------------------
+
+void Ctx::check(const Tensor& t, const std::string& op, const char* role) const {
+  if (!t.valid()) fail(op, std::string(role) + " is an empty handle");
+  if (t.buffer_ && !t.buffer_->alive)
+    fail(op, std::string(role) + " '" + t.buffer_->name + "' is used after its scratch scope ended");
+}
+
+void Ctx::block_on(const Command& cmd, const std::string& what) {
+  if (cmd.done) return;
+  waiting_for_ = what;
+  pe_.cpu.wait(cmd);
+  waiting_for_.clear();
+}
+
+void Ctx::consume(const Tensor& t, const std::string& op) {
+  check(t, op, "operand");
+  if (!t.buffer_) return;
+  Buffer& b = *t.buffer_;
+  if (b.receiving) take_message(b, t);
+  if (b.producer) {
+    block_on(*b.producer, "'" + b.name + "' for op '" + op + "'");
+    b.producer = nullptr;
+  }
+  std::erase_if(b.readers, [](const Command* c) { return c->done; });
+}
+
+void Ctx::prepare_write(const Tensor& t) {
+  Buffer& b = *t.buffer_;
+  if (b.receiving) take_message(b, t);
+  if (b.producer) block_on(*b.producer, "'" + b.name + "' before overwriting it");
+  for (const Command* r : b.readers) block_on(*r, "readers of '" + b.name + "' before overwriting it");
+  b.producer = nullptr;
+  b.readers.clear();
+}
+
+TcmView Ctx::view_of(const Tensor& t) const {
+  TcmView v;
+  v.offset = t.buffer_->offset + t.byte_offset_;
+  v.dtype = t.dtype_;
+  v.rows = t.rows();
+  v.cols = t.cols();
+  v.stride = v.cols;
+  return v;
+}
+
+void Ctx::charge(const char* cpu_op) { pe_.cpu.spend(topo_.pe.cpu.issue_cycles.at(cpu_op)); }
+
+Command& Ctx::issue(Command cmd, OpRecord record) {
+  record.kernel = kernel_;
+  record.pe = coord();
+  record.issue = cycles_of(sc_core::sc_time_stamp(), topo_.cycle());
+  cmd.op_id = log_.append(std::move(record));
+  cmd.data = data_;
+  return pe_.cpu.issue(cmd);
+}
+
+std::uint64_t Ctx::record_cpu(const std::string& kind, const char* cpu_op, const std::string& tensor) {
+  OpRecord r;
+  r.kernel = kernel_;
+  r.pe = coord();
+  r.engine = "cpu";
+  r.kind = kind;
+  r.tensor = tensor;
+  r.issue = r.start = cycles_of(sc_core::sc_time_stamp(), topo_.cycle());
+  charge(cpu_op);
+  r.end = cycles_of(sc_core::sc_time_stamp(), topo_.cycle());
+  return log_.append(std::move(r));
+}
+
+void Ctx::completed(const Command& cmd) {
+  OpRecord& r = log_.at(cmd.op_id);
+  r.start = cycles_of(cmd.started, topo_.cycle());
+  r.end = cycles_of(cmd.finished, topo_.cycle());
+}
+
+void Ctx::finish() {
+  waiting_for_ = "its last commands to finish";
+  pe_.cpu.wait_all();
+  waiting_for_.clear();
+}
+
+// ---- HBM <-> TCM ----------------------------------------------------------------------
+
+RowRange Ctx::shard_rows(const DeviceTensor& t) const {
+  if (t.device() != sip()) return {};
+  const ShardPlacement* sh = t.shard_at(cube(), pe());
+  return sh ? sh->rows : RowRange{};
+}
+
+namespace {
+Shape rows_shape(const DeviceTensor& t, std::uint64_t rows) {
+  Shape s = t.shape();
+  if (s.empty()) s.push_back(1);
+  s[0] = static_cast<std::int64_t>(rows);
+  return s;
+}
+}  // namespace
+
+Tensor Ctx::ref(const DeviceTensor& t, RowRange rows) {
+  const std::string op = "ref";
+  if (!t.valid()) fail(op, "empty device tensor");
+  const ShardPlacement* sh = t.device() == sip() ? t.shard_at(cube(), pe()) : nullptr;
+  if (!sh)
+    fail(op, "this PE holds no part of '" + t.name() + "' (placed on sip" +
+                 std::to_string(t.device().value) + ", " + t.policy().describe() + ")");
+  if (rows.begin < sh->rows.begin || rows.end() > sh->rows.end())
+    fail(op, "rows [" + std::to_string(rows.begin) + ", " + std::to_string(rows.end()) +
+                 ") of '" + t.name() + "' are outside this PE's shard [" +
+                 std::to_string(sh->rows.begin) + ", " + std::to_string(sh->rows.end()) + ")");
+  auto r = std::make_shared<HbmRef>();
+  r->tensor = t;
+  r->rows = rows;
+  r->address = map_.hbm(sh->cube.value, sh->pe.value,
+                        sh->offset + (rows.begin - sh->rows.begin) * t.row_bytes());
+  Tensor x;
+  x.ref_ = std::move(r);
+  x.shape_ = rows_shape(t, rows.count);
+  x.dtype_ = t.dtype();
+  return x;
+}
+
+Tensor Ctx::load(const DeviceTensor& t, RowRange rows, const Tensor* into) {
+  const Tensor src = ref(t, rows);  // validates; a load is a ref brought into TCM
+  Tensor x;
+  if (into) {
+    check(*into, "load", "into");
+    if (into->dtype() != t.dtype() || into->cols() != src.cols() || into->rows() < src.rows())
+      fail("load", "into is " + shape_text(into->shape()) + " " + dtype_name(into->dtype()) + ", rows of '" +
+                       t.name() + "' are " + shape_text(src.shape()) + " " + dtype_name(t.dtype()));
+    prepare_write(*into);
+    x = *into;
+    x.shape_ = src.shape_;
+  } else {
+    x = alloc(src.shape_, t.dtype(), Arena::Scratch, t.name());
+  }
+  charge("load");
+  Command c;
+  c.kind = Command::Kind::DmaRead;
+  c.address = src.ref_->address;
+  c.bytes = x.bytes();
+  if (data_) c.tcm = pe_.tcm.data(view_of(x).offset);
+  OpRecord r;
+  r.engine = "dma";
+  r.kind = "load";
+  r.bytes = c.bytes;
+  r.tensor = t.name();
+  x.buffer_->producer = &issue(c, std::move(r));
+  return x;
+}
+
+void Ctx::store(const DeviceTensor& t, RowRange rows, const Tensor& x) {
+  const std::string op = "store";
+  const Tensor dst = ref(t, rows);
+  consume(x, op);
+  if (x.is_ref()) fail(op, "the value stored must be in TCM, not a ref");
+  if (x.dtype() != t.dtype())
+    fail(op, std::string("dtype mismatch: storing ") + dtype_name(x.dtype()) + " into " +
+                 dtype_name(t.dtype()) + " tensor '" + t.name() + "' (cast it first)");
+  if (x.elements() != dst.elements() || x.cols() != dst.cols())
+    fail(op, "shape mismatch: value " + shape_text(x.shape()) + " into rows of '" + t.name() +
+                 "' shaped " + shape_text(dst.shape()));
+  charge("store");
+  Command c;
+  c.kind = Command::Kind::DmaWrite;
+  c.address = dst.ref_->address;
+  c.bytes = x.bytes();
+  if (data_) c.tcm = pe_.tcm.data(view_of(x).offset);
+  OpRecord r;
+  r.engine = "dma";
+  r.kind = "store";
+  r.bytes = c.bytes;
+  r.tensor = t.name();
+  x.buffer_->readers.push_back(&issue(c, std::move(r)));
+}
+
+// ---- GEMM -----------------------------------------------------------------------------
+
+Tensor Ctx::gemm_into(const Tensor& a, const Tensor& b, const CompositeOpts& opts, bool composite) {
+  const std::string op = composite ? "composite" : "dot";
+  consume(a, op);
+  if (a.is_ref()) fail(op, "operand a must be in TCM");
+  if (b.is_ref() && !composite) fail(op, "operand b is an HBM ref; only composite streams refs");
+  if (!b.is_ref()) consume(b, op);
+  check(b, op, "operand b");
+  const std::uint32_t m = a.rows(), k = a.cols();
+  const std::uint32_t bk = opts.trans_b ? b.cols() : b.rows();
+  const std::uint32_t n = opts.trans_b ? b.rows() : b.cols();
+  if (bk != k)
+    fail(op, "shape mismatch: a " + shape_text(a.shape()) + " x b" + (opts.trans_b ? "^T " : " ") +
+                 shape_text(b.shape()) + ": inner dimensions " + std::to_string(k) + " and " +
+                 std::to_string(bk));
+  if (composite && b.is_ref() && opts.tile_rows == 0) fail(op, "tile_rows must be at least 1");
+  Tensor out;
+  if (opts.out) {
+    check(*opts.out, op, "out");
+    if (opts.out->rows() != m || opts.out->cols() != n)
+      fail(op, "out is " + shape_text(opts.out->shape()) + ", the product is [" + std::to_string(m) +
+                   ", " + std::to_string(n) + "]");
+    prepare_write(*opts.out);
+    out = *opts.out;
+  } else {
+    if (opts.accumulate) fail(op, "accumulate needs an out tensor");
+    out = alloc({m, n}, DType::fp32, Arena::Scratch, op);
+  }
+  Tensor stage;
+  if (b.is_ref()) {
+    const std::uint32_t tile = std::min<std::uint32_t>(opts.tile_rows, std::max<std::uint32_t>(b.rows(), 1));
+    stage = alloc({2 * static_cast<std::int64_t>(tile), b.cols()}, b.dtype(), Arena::Scratch, "stage");
+  }
+  charge(composite ? "composite" : "dot");
+  Command c;
+  c.m = m;
+  c.n = n;
+  c.k = k;
+  c.a = view_of(a);
+  c.c = view_of(out);
+  c.trans_b = opts.trans_b;
+  c.accumulate = opts.accumulate;
+  OpRecord r;
+  r.engine = "gemm";
+  r.kind = op;
+  r.flops = 2ull * m * n * k;
+  r.tensor = b.name();
+  if (b.is_ref()) {
+    c.kind = Command::Kind::Composite;
+    c.address = b.ref_->address;
+    c.b_row_bytes = b.ref_->tensor.row_bytes();
+    c.b.dtype = b.dtype();
+    c.b.rows = b.rows();
+    c.b.cols = b.cols();
+    c.tile_rows = stage.rows() / 2;
+    c.stage = view_of(stage);
+    c.stage.rows = c.tile_rows;
+    r.bytes = b.bytes();
+  } else {
+    c.kind = Command::Kind::Gemm;
+    c.b = view_of(b);
+  }
+  const Command& cmd = issue(c, std::move(r));
+  out.buffer_->producer = &cmd;
+  a.buffer_->readers.push_back(&cmd);
+  if (b.buffer_) b.buffer_->readers.push_back(&cmd);
+  if (stage.buffer_) stage.buffer_->producer = &cmd;
+  return out;
+}
+
+Tensor Ctx::composite(const Tensor& a, const Tensor& b, const CompositeOpts& opts) {
+  return gemm_into(a, b, opts, true);
+}
+
+Tensor Ctx::dot(const Tensor& a, const Tensor& b, bool trans_b) {
+  CompositeOpts o;
+  o.trans_b = trans_b;
+  return gemm_into(a, b, o, false);
+}
+
+// ---- MATH -----------------------------------------------------------------------------
+
+Tensor Ctx::math(MathOp op, const std::string& kind, const Tensor& a, const Tensor* b, const Tensor* c,
+                 const Tensor* out, float scalar) {
+  const Tensor* operands[] = {&a, b, c};
+  for (const Tensor* t : operands) {
+    if (!t) continue;
+    consume(*t, kind);
+    if (t->is_ref()) fail(kind, "operands must be in TCM, not refs");
+  }
+  for (const Tensor* t : {b, c}) {
+    if (!t) continue;
+    const bool rows_ok = t->rows() == a.rows() || t->rows() == 1;
+    const bool cols_ok = t->cols() == a.cols() || t->cols() == 1;
+    if (!rows_ok || !cols_ok)
+      fail(kind, "shape mismatch: " + shape_text(a.shape()) + " and " + shape_text(t->shape()) +
+                     " (the second must match or be one row / one column)");
+  }
+  const Shape shape = op == MathOp::Trans ? Shape{a.cols(), a.rows()} : Shape{a.rows(), a.cols()};
+  Tensor o;
+  if (out) {
+    check(*out, kind, "out");
+    if (out->rows() != static_cast<std::uint32_t>(shape[0]) || out->cols() != static_cast<std::uint32_t>(shape[1]))
+      fail(kind, "out is " + shape_text(out->shape()) + ", the result is " + shape_text(shape));
+    prepare_write(*out);
+    o = *out;
+  } else {
+    o = alloc(op == MathOp::Trans ? shape : a.shape(), DType::fp32, Arena::Scratch, kind);
+  }
+  charge(op == MathOp::Trans ? "trans" : "math");
+  Command cmd;
+  cmd.kind = Command::Kind::Math;
+  cmd.op = op;
+  cmd.in0 = view_of(a);
+  if (b) cmd.in1 = view_of(*b);
+  if (c) cmd.in2 = view_of(*c);
+  cmd.out = view_of(o);
+  cmd.scalar = scalar;
+  cmd.elements = a.elements();
+  OpRecord r;
+  r.engine = "math";
+  r.kind = kind;
+  r.flops = a.elements();
+  r.tensor = a.name();
+  const Command& issued = issue(cmd, std::move(r));
+  o.buffer_->producer = &issued;
+  for (const Tensor* t : operands)
+    if (t && t->buffer_ != o.buffer_) t->buffer_->readers.push_back(&issued);
+  return o;
+}
+
+Tensor Ctx::add(const Tensor& a, const Tensor& b, const Tensor* out) { return math(MathOp::Add, "add", a, &b, nullptr, out); }
+Tensor Ctx::sub(const Tensor& a, const Tensor& b, const Tensor* out) { return math(MathOp::Sub, "sub", a, &b, nullptr, out); }
+Tensor Ctx::mul(const Tensor& a, const Tensor& b, const Tensor* out) { return math(MathOp::Mul, "mul", a, &b, nullptr, out); }
+Tensor Ctx::div(const Tensor& a, const Tensor& b, const Tensor* out) { return math(MathOp::Div, "div", a, &b, nullptr, out); }
+Tensor Ctx::maximum(const Tensor& a, const Tensor& b, const Tensor* out) {
+  return math(MathOp::Maximum, "maximum", a, &b, nullptr, out);
+}
+Tensor Ctx::mul(const Tensor& a, float scalar, const Tensor* out) {
+  return math(MathOp::Scale, "scale", a, nullptr, nullptr, out, scalar);
+}
+Tensor Ctx::exp(const Tensor& a, const Tensor* out) { return math(MathOp::Exp, "exp", a, nullptr, nullptr, out); }
+Tensor Ctx::where(const Tensor& mask, const Tensor& a, const Tensor& b, const Tensor* out) {
+  return math(MathOp::Where, "where", mask, &a, &b, out);
+}
+Tensor Ctx::copy(const Tensor& a, const Tensor& out) { return math(MathOp::Copy, "copy", a, nullptr, nullptr, &out); }
+Tensor Ctx::trans(const Tensor& x) { return math(MathOp::Trans, "trans", x, nullptr, nullptr, nullptr); }
+
+Tensor Ctx::cast(const Tensor& a, DType dtype) {
+  consume(a, "cast");
+  const Tensor out = alloc(a.shape(), dtype, Arena::Scratch, a.name());
+  return math(MathOp::Copy, "cast", a, nullptr, nullptr, &out);
+}
+
+Tensor Ctx::full(const Shape& shape, float value, Arena arena) {
+  const Tensor t = alloc(shape, DType::fp32, arena, "full");
+  fill(t, value);
+  return t;
+}
+
+void Ctx::fill(const Tensor& out, float value) { math(MathOp::Fill, "fill", out, nullptr, nullptr, &out, value); }
+
+Tensor Ctx::reduce(MathOp op, const std::string& kind, const Tensor& x, int axis) {
+  if (axis != 0 && axis != 1) fail(kind, "axis " + std::to_string(axis) + " is not allowed; allowed: 0 or 1");
+  consume(x, kind);
+  if (x.is_ref()) fail(kind, "operand must be in TCM, not a ref");
+  const Tensor out = alloc(axis == 1 ? Shape{x.rows(), 1} : Shape{1, x.cols()}, DType::fp32,
+                           Arena::Scratch, kind);
+  charge("reduce");
+  Command cmd;
+  cmd.kind = Command::Kind::Math;
+  cmd.op = op;
+  cmd.in0 = view_of(x);
+  cmd.out = view_of(out);
+  cmd.elements = x.elements();
+  cmd.reduce_width = axis == 1 ? x.cols() : x.rows();
+  OpRecord r;
+  r.engine = "math";
+  r.kind = kind;
+  r.flops = x.elements();
+  r.tensor = x.name();
+  const Command& issued = issue(cmd, std::move(r));
+  out.buffer_->producer = &issued;
+  x.buffer_->readers.push_back(&issued);
+  return out;
+}
+
+Tensor Ctx::max(const Tensor& x, int axis) { return reduce(MathOp::RowMax, "max", x, axis); }
+Tensor Ctx::sum(const Tensor& x, int axis) { return reduce(MathOp::RowSum, "sum", x, axis); }
+
+Tensor Ctx::view(const Tensor& x, const Shape& shape) {
+  check(x, "view", "operand");
+  if (x.is_ref()) fail("view", "operand must be in TCM, not a ref");
+  if (element_count(shape) != x.elements())
+    fail("view", "cannot view " + shape_text(x.shape()) + " (" + std::to_string(x.elements()) +
+                     " elements) as " + shape_text(shape));
+  record_cpu("view", "view", x.name());
+  Tensor v = x;
+  v.shape_ = shape;
+  return v;
+}
+
+Tensor Ctx::rows(const Tensor& x, std::uint32_t begin, std::uint32_t count) {
+  check(x, "rows", "operand");
+  if (x.is_ref()) fail("rows", "operand must be in TCM, not a ref");
+  if (begin + static_cast<std::uint64_t>(count) > x.rows())
+    fail("rows", "rows [" + std::to_string(begin) + ", " + std::to_string(begin + count) + ") of " +
+                     shape_text(x.shape()) + " do not exist");
+  record_cpu("rows", "view", x.name());
+  Tensor v = x;
+  v.shape_[0] = count;
+  v.byte_offset_ += static_cast<std::uint64_t>(begin) * x.cols() * dtype_bytes(x.dtype());
+  return v;
+}
+
+// ---- messages -------------------------------------------------------------------------
+
+namespace {
+std::uint32_t mesh_hops(std::uint32_t a, std::uint32_t b, std::uint32_t mx) {
+  const auto dx = static_cast<int>(a % mx) - static_cast<int>(b % mx);
+  const auto dy = static_cast<int>(a / mx) - static_cast<int>(b / mx);
+  return static_cast<std::uint32_t>(std::abs(dx) + std::abs(dy));
+}
+}  // namespace
+
+void Ctx::send(const PeCoord& dst, const Tensor& x, std::uint32_t tag) {
+  const std::string op = "send";
+  if (dst.sip != sip() || dst.cube.value >= num_cubes() || dst.pe.value >= num_pes())
+    fail(op, "send to a PE that does not exist here: " + dst.str() + " (this is sip" +
+                 std::to_string(sip().value) + ": cubes 0-" + std::to_string(num_cubes() - 1) +
+                 ", PEs 0-" + std::to_string(num_pes() - 1) + ")");
+  consume(x, op);
+  if (x.is_ref()) fail(op, "the value sent must be in TCM, not a ref");
+  charge("send");
+  Command c;
+  c.kind = Command::Kind::Send;
+  c.dst_cube = dst.cube.value;
+  c.dst_pe = dst.pe.value;
+  c.tag = tag;
+  c.bytes = x.bytes();
+  if (data_) c.tcm = pe_.tcm.data(view_of(x).offset);
+  OpRecord r;
+  r.engine = "ipcq";
+  r.kind = "send";
+  r.bytes = c.bytes;
+  r.peer = dst;
+  r.tag = tag;
+  r.hops = mesh_hops(cube().value, dst.cube.value, mesh_x());
+  r.tensor = x.name();
+  x.buffer_->readers.push_back(&issue(c, std::move(r)));
+}
+
+Tensor Ctx::recv_async(const PeCoord& src, const Shape& shape, DType dtype, std::uint32_t tag,
+                       const Tensor* into) {
+  const std::string op = "recv";
+  if (src.sip != sip() || src.cube.value >= num_cubes() || src.pe.value >= num_pes())
+    fail(op, "receive from a PE that does not exist here: " + src.str());
+  Tensor t;
+  if (into) {
+    check(*into, op, "into");
+    if (into->elements() != element_count(shape) || into->dtype() != dtype)
+      fail(op, "into is " + shape_text(into->shape()) + " " + dtype_name(into->dtype()) +
+                   ", the message is " + shape_text(shape) + " " + dtype_name(dtype));
+    prepare_write(*into);
+    t = *into;
+    t.shape_ = shape;
+  } else {
+    t = alloc(shape, dtype, Arena::Scratch, "recv");
+  }
+  charge("recv");
+  OpRecord r;
+  r.kernel = kernel_;
+  r.pe = coord();
+  r.engine = "ipcq";
+  r.kind = "recv";
+  r.bytes = t.bytes();
+  r.peer = src;
+  r.tag = tag;
+  r.hops = mesh_hops(cube().value, src.cube.value, mesh_x());
+  r.issue = r.start = cycles_of(sc_core::sc_time_stamp(), topo_.cycle());
+  Buffer& b = *t.buffer_;
+  b.receiving = true;
+  b.recv_from = src;
+  b.recv_tag = tag;
+  b.recv_op = log_.append(std::move(r));
+  return t;
+}
+
+void Ctx::take_message(Buffer& b, const Tensor& t) {
+  std::optional<Message> m;
+  while (!(m = pe_.ipcq.take(b.recv_from.cube.value, b.recv_from.pe.value, b.recv_tag))) {
+    waiting_for_ = "a message from " + b.recv_from.str() + " with tag " + std::to_string(b.recv_tag);
+    sc_core::wait(pe_.ipcq.message_event());
+  }
+  waiting_for_.clear();
+  if (m->bytes != t.bytes())
+    fail("recv", "message from " + b.recv_from.str() + " tag " + std::to_string(b.recv_tag) + " has " +
+                     std::to_string(m->bytes) + " bytes, the receive expects " + std::to_string(t.bytes()));
+  if (data_ && !m->data.empty()) std::copy(m->data.begin(), m->data.end(), pe_.tcm.data(view_of(t).offset));
+  b.receiving = false;
+  log_.at(b.recv_op).end = cycles_of(m->arrival, topo_.cycle());
+}
+
+Tensor Ctx::recv(const PeCoord& src, const Shape& shape, DType dtype, std::uint32_t tag) {
+  Tensor t = recv_async(src, shape, dtype, tag);
+  wait(t);
+  return t;
+}
+
+void Ctx::wait(const Tensor& t) {
+  check(t, "wait", "operand");
+  charge("wait");
+  consume(t, "wait");
+}
+
+}  // namespace kb::tl

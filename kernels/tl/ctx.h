@@ -1,0 +1,161 @@
+#pragma once
+// tl::Ctx: the Triton-like programming model a kernel is written in (DESIGN §6).
+// A kernel is `void k(tl::Ctx& tl, Args...)`, run SPMD as the thread of every PE of a
+// device. Every op charges its CPU issue cycles (pe.cpu.issue_cycles), sends a command
+// to an engine and returns a Tensor handle at once; consuming a pending handle waits.
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "kernels/tl/tensor.h"
+#include "models/pe/pe.h"
+#include "platform/op_log.h"
+
+namespace kb::tl {
+
+// A kernel error: stops the run, naming the kernel, the PE, the op and the values.
+class KernelError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct CompositeOpts {
+  bool trans_b = false;          // b holds [n, k] rows (e.g. K for Q.K^T)
+  std::uint32_t tile_rows = 128;  // rows of b per streamed tile
+  const Tensor* out = nullptr;    // write into this buffer (e.g. a persistent one)
+  bool accumulate = false;        // out += a x b
+};
+
+class Ctx;
+
+// Frees every scratch buffer allocated inside it when it ends, once the commands that
+// use them have finished (seed ADR-0063).
+class ScratchScope {
+ public:
+  ~ScratchScope();
+  ScratchScope(const ScratchScope&) = delete;
+  ScratchScope& operator=(const ScratchScope&) = delete;
+  ScratchScope(ScratchScope&&) = delete;
+
+ private:
+  friend class Ctx;
+  ScratchScope(Ctx& ctx, std::uint64_t mark, std::size_t first);
+  Ctx& ctx_;
+  std::uint64_t mark_;
+  std::size_t first_;
+};
+
+struct TcmUse {
+  std::uint64_t persistent = 0, scratch = 0;  // bytes in use now
+  std::uint64_t peak_persistent = 0, peak_scratch = 0, peak_total = 0;
+};
+
+class Ctx {
+ public:
+  Ctx(Pe& pe, const Topology& topo, const AddressMap& map, OpLog& log, std::string kernel, bool data);
+  ~Ctx();
+  Ctx(const Ctx&) = delete;
+  Ctx& operator=(const Ctx&) = delete;
+
+  // Coordinates and counts.
+  SipId sip() const { return pe_.coord().sip; }
+  CubeId cube() const { return pe_.coord().cube; }
+  std::uint32_t cube_x() const { return cube().value % topo_.sip.mesh_x; }
+  std::uint32_t cube_y() const { return cube().value / topo_.sip.mesh_x; }
+  PeId pe() const { return pe_.coord().pe; }
+  PeCoord coord() const { return pe_.coord(); }
+  std::uint32_t num_cubes() const { return topo_.cubes_per_sip(); }
+  std::uint32_t num_pes() const { return topo_.cube.pes; }
+  std::uint32_t mesh_x() const { return topo_.sip.mesh_x; }
+  std::uint32_t mesh_y() const { return topo_.sip.mesh_y; }
+  bool data_mode() const { return data_; }
+  const std::string& kernel() const { return kernel_; }
+
+  // The rows of `t` this PE holds (count 0 when it holds none).
+  RowRange shard_rows(const DeviceTensor& t) const;
+
+  // HBM <-> TCM. `rows` are global rows inside this PE's shard.
+  // `into`: load into this buffer (e.g. one half of a persistent ping-pong pair).
+  Tensor load(const DeviceTensor& t, RowRange rows, const Tensor* into = nullptr);
+  void store(const DeviceTensor& t, RowRange rows, const Tensor& x);
+  Tensor ref(const DeviceTensor& t, RowRange rows);
+
+  // GEMMs: c = a x b (b [k, n]) or a x b^T (trans_b, b [n, k]); fp32 result.
+  Tensor composite(const Tensor& a, const Tensor& b, const CompositeOpts& opts = {});
+  Tensor dot(const Tensor& a, const Tensor& b, bool trans_b = false);
+
+  // Elementwise with row/column broadcast of b; fp32 result (or into `out`).
+  Tensor add(const Tensor& a, const Tensor& b, const Tensor* out = nullptr);
+  Tensor sub(const Tensor& a, const Tensor& b, const Tensor* out = nullptr);
+  Tensor mul(const Tensor& a, const Tensor& b, const Tensor* out = nullptr);
+  Tensor div(const Tensor& a, const Tensor& b, const Tensor* out = nullptr);
+  Tensor maximum(const Tensor& a, const Tensor& b, const Tensor* out = nullptr);
+  Tensor mul(const Tensor& a, float scalar, const Tensor* out = nullptr);
+  Tensor exp(const Tensor& a, const Tensor* out = nullptr);
+  Tensor where(const Tensor& mask, const Tensor& a, const Tensor& b, const Tensor* out = nullptr);
+  Tensor copy(const Tensor& a, const Tensor& out);             // out = a
+  Tensor cast(const Tensor& a, DType dtype);                    // a real conversion
+  Tensor max(const Tensor& x, int axis);                        // axis 1: [rows, 1]; 0: [1, cols]
+  Tensor sum(const Tensor& x, int axis);
+  Tensor trans(const Tensor& x);                                // a real transpose
+  Tensor view(const Tensor& x, const Shape& shape);             // same bytes, new shape
+  Tensor rows(const Tensor& x, std::uint32_t begin, std::uint32_t count);  // a row slice, no copy
+  Tensor full(const Shape& shape, float value, Arena arena = Arena::Scratch);
+  void fill(const Tensor& out, float value);
+
+  // Messages to another PE of this SIP: IPCQ inside the cube, NOC across cubes.
+  void send(const PeCoord& dst, const Tensor& x, std::uint32_t tag);
+  Tensor recv(const PeCoord& src, const Shape& shape, DType dtype, std::uint32_t tag);
+  // Posts a receive into `into` (or a new scratch buffer); the first use waits for it.
+  Tensor recv_async(const PeCoord& src, const Shape& shape, DType dtype, std::uint32_t tag,
+                    const Tensor* into = nullptr);
+  void wait(const Tensor& t);
+
+  // Memory.
+  ScratchScope scratch_scope();
+  Tensor persistent(const Shape& shape, DType dtype = DType::fp32, const std::string& name = "");
+  const TcmUse& tcm_use() const { return use_; }
+
+  // Called by the runtime.
+  void finish();                           // waits for everything in flight
+  void completed(const Command& cmd);      // the op log's end times
+  const std::string& waiting_for() const { return waiting_for_; }
+
+  [[noreturn]] void fail(const std::string& op, const std::string& what) const;
+
+ private:
+  friend class ScratchScope;
+  Tensor alloc(const Shape& shape, DType dtype, Arena arena, const std::string& name);
+  void end_scope(std::uint64_t mark, std::size_t first);
+  void check(const Tensor& t, const std::string& op, const char* role) const;
+  void consume(const Tensor& t, const std::string& op);  // auto-wait for its producer
+  void prepare_write(const Tensor& t);                    // wait for readers and writer
+  TcmView view_of(const Tensor& t) const;
+  void charge(const char* cpu_op);
+  Command& issue(Command cmd, OpRecord record);
+  std::uint64_t record_cpu(const std::string& kind, const char* cpu_op, const std::string& tensor);
+  void block_on(const Command& cmd, const std::string& what);
+  void take_message(Buffer& b, const Tensor& t);
+  Tensor math(MathOp op, const std::string& kind, const Tensor& a, const Tensor* b, const Tensor* c,
+              const Tensor* out, float scalar = 0);
+  Tensor reduce(MathOp op, const std::string& kind, const Tensor& x, int axis);
+  Tensor gemm_into(const Tensor& a, const Tensor& b, const CompositeOpts& opts, bool composite);
+
+  Pe& pe_;
+  const Topology& topo_;
+  const AddressMap& map_;
+  OpLog& log_;
+  std::string kernel_;
+  bool data_;
+  std::uint64_t persistent_top_ = 0;   // grows up from 0
+  std::uint64_t scratch_bottom_;       // grows down from the TCM's end
+  std::vector<std::shared_ptr<Buffer>> scratch_;  // live scratch buffers, allocation order
+  TcmUse use_;
+  std::string waiting_for_;
+  std::uint32_t scopes_ = 0;
+};
+
+}  // namespace kb::tl

@@ -1,0 +1,61 @@
+#pragma once
+// tl::Tensor: what a kernel holds. A handle to a buffer in the PE's TCM (or to rows of
+// a device tensor left in HBM, a `ref`). Handles are futures: the op that made one
+// returns at once; the first op that consumes it waits for it.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "models/pe/command.h"
+#include "platform/device_tensor.h"
+
+namespace kb::tl {
+
+enum class Arena : std::uint8_t { Scratch, Persistent };
+
+// A TCM allocation and what is still in flight on it.
+struct Buffer {
+  std::string name;
+  std::uint64_t offset = 0, bytes = 0;
+  Arena arena = Arena::Scratch;
+  bool alive = true;                      // false once its scratch scope has ended
+  const Command* producer = nullptr;      // the command that writes it, until done
+  std::vector<const Command*> readers;    // commands that read it, until done
+  // A posted receive: the message that fills it has not been taken yet.
+  bool receiving = false;
+  PeCoord recv_from;
+  std::uint32_t recv_tag = 0;
+  std::uint64_t recv_op = 0;
+};
+
+// An HBM-resident operand (`ref`): rows of a device tensor, never loaded by the kernel.
+struct HbmRef {
+  DeviceTensor tensor;
+  std::uint64_t address = 0;  // in the SIP address map
+  RowRange rows;              // global rows
+};
+
+class Tensor {
+ public:
+  Tensor() = default;
+  const Shape& shape() const { return shape_; }
+  DType dtype() const { return dtype_; }
+  std::uint32_t rows() const { return static_cast<std::uint32_t>(shape_.empty() ? 1 : shape_[0]); }
+  std::uint32_t cols() const;
+  std::uint64_t elements() const { return static_cast<std::uint64_t>(rows()) * cols(); }
+  std::uint64_t bytes() const { return elements() * dtype_bytes(dtype_); }
+  const std::string& name() const;
+  bool is_ref() const { return static_cast<bool>(ref_); }
+  bool valid() const { return buffer_ || ref_; }
+
+ private:
+  friend class Ctx;
+  std::shared_ptr<Buffer> buffer_;
+  std::shared_ptr<const HbmRef> ref_;
+  Shape shape_;
+  DType dtype_ = DType::fp32;
+  std::uint64_t byte_offset_ = 0;  // where a row slice starts in its buffer
+};
+
+}  // namespace kb::tl

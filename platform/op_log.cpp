@@ -1,0 +1,99 @@
+#include "platform/op_log.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+namespace kb {
+
+std::uint64_t OpLog::append(OpRecord r) {
+  r.id = records_.size();
+  records_.push_back(std::move(r));
+  return records_.back().id;
+}
+
+std::uint64_t OpLog::bytes(const std::string& engine, const std::string& kind) const {
+  std::uint64_t n = 0;
+  for (const auto& r : records_)
+    if (r.engine == engine && (kind.empty() || r.kind == kind)) n += r.bytes;
+  return n;
+}
+
+std::uint64_t OpLog::bytes_of_tensor(const std::string& tensor) const {
+  std::uint64_t n = 0;
+  for (const auto& r : records_)
+    if (r.tensor == tensor && r.engine == "dma") n += r.bytes;
+  return n;
+}
+
+std::size_t OpLog::count(const std::string& kind) const {
+  return static_cast<std::size_t>(
+      std::count_if(records_.begin(), records_.end(), [&](const OpRecord& r) { return r.kind == kind; }));
+}
+
+std::vector<const OpRecord*> OpLog::select(const std::string& engine, const std::string& kind) const {
+  std::vector<const OpRecord*> out;
+  for (const auto& r : records_)
+    if (r.engine == engine && (kind.empty() || r.kind == kind)) out.push_back(&r);
+  return out;
+}
+
+std::vector<std::pair<std::uint64_t, std::uint64_t>> OpLog::busy(const PeCoord& pe,
+                                                                 const std::string& engine) const {
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> spans;
+  for (const auto& r : records_)
+    if (r.pe == pe && r.engine == engine && r.end > r.start) spans.emplace_back(r.start, r.end);
+  std::sort(spans.begin(), spans.end());
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> merged;
+  for (const auto& s : spans) {
+    if (!merged.empty() && s.first <= merged.back().second)
+      merged.back().second = std::max(merged.back().second, s.second);
+    else merged.push_back(s);
+  }
+  return merged;
+}
+
+std::uint64_t OpLog::last_end() const {
+  std::uint64_t t = 0;
+  for (const auto& r : records_) t = std::max(t, r.end);
+  return t;
+}
+
+namespace {
+std::string pe_text(const PeCoord& p) { return p.str(); }
+}  // namespace
+
+std::string OpLog::to_jsonl() const {
+  std::string out;
+  for (const auto& r : records_) {
+    nlohmann::ordered_json j = {{"id", r.id},         {"kernel", r.kernel}, {"pe", pe_text(r.pe)},
+                                {"engine", r.engine}, {"kind", r.kind},     {"issue", r.issue},
+                                {"start", r.start},   {"end", r.end},       {"bytes", r.bytes},
+                                {"flops", r.flops},   {"peer", r.peer ? pe_text(*r.peer) : ""},
+                                {"tag", r.tag},       {"hops", r.hops},     {"tensor", r.tensor}};
+    out += j.dump() + "\n";
+  }
+  return out;
+}
+
+std::string OpLog::to_csv() const {
+  std::ostringstream o;
+  o << "id,kernel,pe,engine,kind,issue,start,end,bytes,flops,peer,tag,hops,tensor\n";
+  for (const auto& r : records_)
+    o << r.id << ',' << r.kernel << ',' << pe_text(r.pe) << ',' << r.engine << ',' << r.kind << ','
+      << r.issue << ',' << r.start << ',' << r.end << ',' << r.bytes << ',' << r.flops << ','
+      << (r.peer ? pe_text(*r.peer) : "") << ',' << r.tag << ',' << r.hops << ',' << r.tensor << '\n';
+  return o.str();
+}
+
+std::uint64_t OpLog::hash() const {
+  std::uint64_t h = 1469598103934665603ull;
+  for (const unsigned char c : to_jsonl()) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+}  // namespace kb

@@ -1,0 +1,158 @@
+#include "platform/runtime_context.h"
+
+#include "platform/units.h"
+
+namespace kb {
+
+namespace {
+constexpr std::uint64_t kPlacementAlign = 256;  // bytes; keeps shards burst-friendly
+}
+
+RuntimeContext::RuntimeContext(System& system, RunOptions options)
+    : system_(system), options_(options) {}
+
+RuntimeContext::~RuntimeContext() = default;
+
+void RuntimeContext::place(DeviceTensor::Layout& l) {
+  const Topology& topo = system_.topology();
+  if (l.device.value >= topo.system.sips)
+    throw RunError("tensor '" + l.name + "': device " + std::to_string(l.device.value) +
+                   " does not exist (the topology has " + std::to_string(topo.system.sips) + " SIPs)");
+  if (l.policy.pes == 0 || l.policy.pes > topo.cube.pes)
+    throw RunError("tensor '" + l.name + "': " + std::to_string(l.policy.pes) +
+                   " PEs per cube requested; a cube has " + std::to_string(topo.cube.pes));
+  for (const auto d : l.shape)
+    if (d < 0) throw RunError("tensor '" + l.name + "': negative dimension in " + shape_text(l.shape));
+  try {
+    l.cubes = group_cubes(topo, l.policy.cube_start, l.policy.cubes);
+  } catch (const std::invalid_argument& e) {
+    throw RunError("tensor '" + l.name + "': " + e.what());
+  }
+  std::uint64_t cols = 1;
+  for (std::size_t i = 1; i < l.shape.size(); ++i) cols *= static_cast<std::uint64_t>(l.shape[i]);
+  const std::uint64_t rows = l.shape.empty() ? 1 : static_cast<std::uint64_t>(l.shape[0]);
+  const std::uint64_t row_bytes = cols * dtype_bytes(l.dtype);
+  const std::uint32_t shards = l.policy.shards();
+  for (std::uint32_t ci = 0; ci < l.cubes.size(); ++ci)
+    for (std::uint32_t p = 0; p < l.policy.pes; ++p) {
+      ShardPlacement s;
+      s.cube = l.cubes[ci];
+      s.pe = PeId(p);
+      s.rows = shard_rows(rows, shards, l.policy.shard_of(ci, p));
+      const std::uint64_t need = (s.rows.count * row_bytes + kPlacementAlign - 1) / kPlacementAlign * kPlacementAlign;
+      const PeCoord ch{l.device, s.cube, s.pe};
+      std::uint64_t& next = next_free_[ch];
+      if (need > topo.cube.hbm.capacity - next)
+        throw RunError("HBM capacity exceeded: tensor '" + l.name + "' " + shape_text(l.shape) + " " +
+                       dtype_name(l.dtype) + " placed " + l.policy.describe() + " needs " +
+                       std::to_string(need) + " B in the channel of " + ch.str() + ", which has " +
+                       std::to_string(topo.cube.hbm.capacity - next) + " B free of " +
+                       units::format_bytes(topo.cube.hbm.capacity));
+      s.offset = next;
+      next += need;
+      l.placements.push_back(s);
+    }
+}
+
+DeviceTensor RuntimeContext::empty(const std::string& name, const Shape& shape, DType dtype,
+                                   const DPPolicy& policy, SipId device) {
+  auto l = std::make_shared<DeviceTensor::Layout>();
+  l->name = name;
+  l->shape = shape;
+  l->dtype = dtype;
+  l->policy = policy;
+  l->device = device;
+  place(*l);
+  return DeviceTensor(std::move(l));
+}
+
+DeviceTensor RuntimeContext::from_host(const std::string& name, const HostTensor& host, DType dtype,
+                                       const DPPolicy& policy, SipId device) {
+  if (host.data.size() != host.elements())
+    throw RunError("host tensor '" + name + "' has " + std::to_string(host.data.size()) +
+                   " values for shape " + shape_text(host.shape));
+  DeviceTensor t = empty(name, host.shape, dtype, policy, device);
+  const std::uint64_t cols = t.cols(), row_bytes = t.row_bytes();
+  std::vector<std::uint8_t> bytes;
+  for (const ShardPlacement& s : t.placements()) {
+    if (s.rows.count == 0) continue;
+    bytes.resize(s.rows.count * row_bytes);
+    encode(dtype, host.data.data() + s.rows.begin * cols, bytes.data(), s.rows.count * cols);
+    system_.hbm(PeCoord{device, s.cube, s.pe}).store().write(s.offset, bytes.data(), bytes.size());
+  }
+  return t;
+}
+
+DeviceTensor RuntimeContext::from_npy(const std::string& path, const std::string& name, DType dtype,
+                                      const DPPolicy& policy, SipId device) {
+  return from_host(name, read_npy(path), dtype, policy, device);
+}
+
+HostTensor RuntimeContext::read(const DeviceTensor& t) const {
+  HostTensor h;
+  h.shape = t.shape();
+  h.data.assign(t.rows() * t.cols(), 0.0f);
+  const std::uint64_t cols = t.cols(), row_bytes = t.row_bytes();
+  std::vector<bool> done(t.policy().shards(), false);
+  std::vector<std::uint8_t> bytes;
+  for (std::uint32_t i = 0; i < t.placements().size(); ++i) {
+    const ShardPlacement& s = t.placements()[i];
+    const std::uint32_t shard = t.policy().shard_of(i / t.policy().pes, i % t.policy().pes);
+    if (done[shard] || s.rows.count == 0) continue;
+    done[shard] = true;
+    bytes.resize(s.rows.count * row_bytes);
+    system_.hbm(PeCoord{t.device(), s.cube, s.pe}).store().read(s.offset, bytes.data(), bytes.size());
+    decode(t.dtype(), bytes.data(), h.data.data() + s.rows.begin * cols, s.rows.count * cols);
+  }
+  return h;
+}
+
+void RuntimeContext::to_npy(const DeviceTensor& t, const std::string& path) const { write_npy(path, read(t)); }
+
+void RuntimeContext::launch(SipId device, const std::string& name, Kernel kernel) {
+  const Topology& topo = system_.topology();
+  if (device.value >= topo.system.sips)
+    throw RunError("launch of '" + name + "': device " + std::to_string(device.value) +
+                   " does not exist (the topology has " + std::to_string(topo.system.sips) + " SIPs)");
+  Sip& sip = system_.sip(device);
+  for (std::uint32_t c = 0; c < sip.cube_count(); ++c)
+    for (std::uint32_t p = 0; p < topo.cube.pes; ++p) {
+      Pe& pe = sip.cube(CubeId(c)).pe(PeId(p));
+      const auto prev = contexts_.find(pe.coord());
+      if (prev != contexts_.end() && !pe.cpu.finished())
+        throw RunError("launch of '" + name + "': device " + std::to_string(device.value) +
+                       " already has a kernel launched in this run");
+      auto ctx = std::make_unique<tl::Ctx>(pe, topo, sip.address_map(), log_, name, options_.data);
+      tl::Ctx* raw = ctx.get();
+      contexts_[pe.coord()] = std::move(ctx);  // replaces a finished earlier launch
+      pe.cpu.on_complete([raw](const Command& cmd) { raw->completed(cmd); });
+      pe.cpu.load([raw, kernel](PeCpu&) {
+        kernel(*raw);
+        raw->finish();
+      });
+    }
+}
+
+void RuntimeContext::run() {
+  const sc_core::sc_time t0 = sc_core::sc_time_stamp();
+  sc_core::sc_start();
+  last_run_cycles_ = static_cast<std::uint64_t>((sc_core::sc_time_stamp() - t0) / system_.topology().cycle() + 0.5);
+  for (const auto& [coord, ctx] : contexts_)
+    if (auto err = system_.pe(coord).cpu.error()) std::rethrow_exception(err);
+  std::string stuck;
+  std::size_t count = 0;
+  for (const auto& [coord, ctx] : contexts_)
+    if (!system_.pe(coord).cpu.finished()) {
+      if (++count <= 16)
+        stuck += "\n  kernel '" + ctx->kernel() + "' on " + coord.str() + " waits for " +
+                 (ctx->waiting_for().empty() ? "an engine" : ctx->waiting_for());
+    }
+  if (count > 0)
+    throw RunError("deadlock: the simulation ran out of events at cycle " +
+                   std::to_string(last_run_cycles_) + " while " + std::to_string(count) +
+                   " PE(s) still wait:" + stuck + (count > 16 ? "\n  ..." : ""));
+}
+
+const tl::Ctx& RuntimeContext::context(const PeCoord& pe) const { return *contexts_.at(pe); }
+
+}  // namespace kb

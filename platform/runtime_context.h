@@ -1,0 +1,81 @@
+#pragma once
+// The host runtime (DESIGN §5): places tensors in HBM (untimed host deploy), launches
+// kernels SPMD on the PEs of a device, runs the simulation and reads results back.
+#include <functional>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "kernels/tl/ctx.h"
+#include "models/sip/system.h"
+#include "platform/device_tensor.h"
+#include "platform/npy.h"
+#include "platform/op_log.h"
+
+namespace kb {
+
+struct RunOptions {
+  bool data = false;  // data mode: real bytes and real results
+};
+
+// A run that could not complete: a deadlock, or a placement that does not fit.
+class RunError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class RuntimeContext {
+ public:
+  using Kernel = std::function<void(tl::Ctx&)>;
+
+  RuntimeContext(System& system, RunOptions options = {});
+  ~RuntimeContext();
+
+  DeviceTensor empty(const std::string& name, const Shape& shape, DType dtype, const DPPolicy& policy,
+                     SipId device = SipId(0));
+  // Fresh HBM reads as zero and placements never reuse memory, so zeros is empty.
+  DeviceTensor zeros(const std::string& name, const Shape& shape, DType dtype, const DPPolicy& policy,
+                     SipId device = SipId(0)) {
+    return empty(name, shape, dtype, policy, device);
+  }
+  DeviceTensor from_host(const std::string& name, const HostTensor& host, DType dtype,
+                         const DPPolicy& policy, SipId device = SipId(0));
+  DeviceTensor from_npy(const std::string& path, const std::string& name, DType dtype,
+                        const DPPolicy& policy, SipId device = SipId(0));
+  // Gathers the shards (the first copy of each) into one host tensor, as fp32.
+  HostTensor read(const DeviceTensor& t) const;
+  void to_npy(const DeviceTensor& t, const std::string& path) const;
+
+  // Runs `kernel` on every PE of `device` (SPMD) in the next run().
+  void launch(SipId device, const std::string& name, Kernel kernel);
+  template <class F, class... Args>
+  void launch(SipId device, const std::string& name, F kernel, Args... args) {
+    launch(device, name, Kernel([kernel, args...](tl::Ctx& tl) { kernel(tl, args...); }));
+  }
+  // Simulates until every launched kernel has finished. Throws tl::KernelError for a
+  // kernel's error and RunError for a deadlock.
+  void run();
+
+  OpLog& op_log() { return log_; }
+  const OpLog& op_log() const { return log_; }
+  System& system() { return system_; }
+  bool data_mode() const { return options_.data; }
+  std::uint64_t last_run_cycles() const { return last_run_cycles_; }
+  // The kernel contexts of the last launch (TCM use, etc.).
+  const tl::Ctx& context(const PeCoord& pe) const;
+
+ private:
+  void place(DeviceTensor::Layout& layout);
+
+  System& system_;
+  RunOptions options_;
+  OpLog log_;
+  std::map<PeCoord, std::uint64_t> next_free_;  // per HBM channel: bump allocator
+  std::map<PeCoord, std::unique_ptr<tl::Ctx>> contexts_;
+  std::uint64_t last_run_cycles_ = 0;
+};
+
+}  // namespace kb

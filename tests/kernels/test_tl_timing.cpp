@@ -1,0 +1,155 @@
+// tl timing: a chain takes exactly the sum of its modelled parts; independent work
+// overlaps; composite hides HBM streaming behind the GEMM; auto-wait; recv_async;
+// scratch scopes keep TCM use bounded.
+#include <gtest/gtest.h>
+
+#include "tests/kernels/tl_support.h"
+
+namespace kb {
+namespace {
+
+using test::Machine;
+
+const PeCoord kPe{SipId(0), CubeId(0), PeId(0)};
+
+std::uint64_t issue(const Topology& t, const char* op) { return t.pe.cpu.issue_cycles.at(op); }
+
+// DMA of one command of `bytes` on an idle channel with enough bursts in flight.
+std::uint64_t dma(std::uint64_t bytes) { return 120 + test::ceil_div(bytes, 64); }
+
+TEST(TlTiming, LoadDotStoreChainIsTheSumOfItsParts) {
+  Machine m("small_1sip_2x2x2", false);
+  const DPPolicy here = DPPolicy::replicate(1, 1, 0);
+  const DeviceTensor a = m.rt.empty("a", {32, 64}, DType::fp32, here);  // 8 KiB: 4 bursts
+  const DeviceTensor b = m.rt.empty("b", {64, 128}, DType::fp32, here);  // 32 KiB: 16 bursts
+  const DeviceTensor c = m.rt.empty("c", {32, 128}, DType::fp32, here);  // 16 KiB
+  m.rt.launch(SipId(0), "chain", test::on_pe(kPe, [&](tl::Ctx& tl) {
+    const tl::Tensor x = tl.load(a, {0, 32});
+    const tl::Tensor y = tl.load(b, {0, 64});
+    tl.store(c, {0, 32}, tl.dot(x, y));
+  }));
+  m.rt.run();
+  // The read channel serves one command at a time: b's load starts when a's ends.
+  const std::uint64_t gemm = 2 * 2 * 64 + 16 + 64;  // ceil(32/16) * ceil(128/64) * 64 + R + C
+  const std::uint64_t expected = issue(m.topo, "load") + dma(8192) + dma(32768) + issue(m.topo, "dot") + gemm +
+                                 issue(m.topo, "store") + dma(16384);
+  EXPECT_EQ(m.rt.last_run_cycles(), expected);
+  const auto& log = m.rt.op_log();
+  ASSERT_EQ(log.select("dma", "load").size(), 2u);
+  EXPECT_EQ(log.select("dma", "load")[1]->start, log.select("dma", "load")[0]->end);
+  EXPECT_EQ(log.select("gemm", "dot")[0]->issue, log.select("dma", "load")[1]->end + issue(m.topo, "dot"));
+}
+
+TEST(TlTiming, IndependentLoadAndGemmOverlap) {
+  Machine m("small_1sip_2x2x2", false);
+  const DPPolicy here = DPPolicy::replicate(1, 1, 0);
+  const DeviceTensor a = m.rt.empty("a", {64, 64}, DType::bf16, here);
+  const DeviceTensor big = m.rt.empty("big", {256, 512}, DType::bf16, here);  // 256 KiB
+  m.rt.launch(SipId(0), "overlap", test::on_pe(kPe, [&](tl::Ctx& tl) {
+    const tl::Tensor x = tl.load(a, {0, 64});
+    tl.wait(x);
+    const tl::Tensor z = tl.load(big, {0, 256});  // does not depend on the GEMMs
+    for (int i = 0; i < 8; ++i) tl.dot(x, x);
+    tl.wait(z);
+  }));
+  m.rt.run();
+  const auto& log = m.rt.op_log();
+  const OpRecord& load = *log.select("dma", "load")[1];
+  const auto gemms = log.select("gemm", "dot");
+  std::uint64_t gemm_time = 0;
+  for (const auto* g : gemms) gemm_time += g->end - g->start;
+  const std::uint64_t after_first_load = m.rt.last_run_cycles() - log.select("dma", "load")[0]->end;
+  EXPECT_LT(after_first_load, (load.end - load.start) + gemm_time);  // less than serial
+  EXPECT_LT(gemms.front()->start, load.end);                        // GEMMs ran during the load
+  EXPECT_EQ(m.rt.op_log().busy(kPe, "gemm").size(), 1u);            // back to back, no bubble
+}
+
+TEST(TlTiming, CompositeHidesStreamingBehindTheGemm) {
+  // q [128, 128] x K^T, K [1024, 128] bf16 streamed in 8 tiles of 128 rows (32 KiB each:
+  // 120 + 512 = 632 cycles of DMA) against 128x128x128 GEMM tiles (2128 cycles). With two
+  // staging buffers the DMA of tile j+1 runs under GEMM j: latency = one DMA tile +
+  // 8 GEMM tiles, not the sum.
+  Machine m("small_1sip_2x2x2", false);
+  const DPPolicy here = DPPolicy::replicate(1, 1, 0);
+  const DeviceTensor q = m.rt.empty("q", {128, 128}, DType::bf16, here);
+  const DeviceTensor k = m.rt.empty("k", {1024, 128}, DType::bf16, here);
+  m.rt.launch(SipId(0), "composite", test::on_pe(kPe, [&](tl::Ctx& tl) {
+    const tl::Tensor tq = tl.load(q, {0, 128});
+    tl.wait(tq);
+    tl::CompositeOpts o;
+    o.trans_b = true;
+    o.tile_rows = 128;
+    tl.wait(tl.composite(tq, tl.ref(k, {0, 1024}), o));
+  }));
+  m.rt.run();
+  const OpRecord& c = *m.rt.op_log().select("gemm", "composite").at(0);
+  const std::uint64_t dma_tile = dma(128 * 128 * 2), gemm_tile = 8 * 2 * 128 + 16 + 64;
+  EXPECT_EQ(c.end - c.issue, dma_tile + 8 * gemm_tile);
+  EXPECT_LT(c.end - c.issue, 8 * (dma_tile + gemm_tile));
+  EXPECT_EQ(c.bytes, 1024u * 128 * 2);
+  EXPECT_EQ(c.flops, 2ull * 128 * 1024 * 128);
+}
+
+TEST(TlTiming, ConsumingAPendingHandleWaitsForIt) {
+  Machine m("small_1sip_2x2x2", false);
+  const DeviceTensor a = m.rt.empty("a", {64, 64}, DType::fp32, DPPolicy::replicate(1, 1, 0));
+  m.rt.launch(SipId(0), "autowait", test::on_pe(kPe, [&](tl::Ctx& tl) {
+    const tl::Tensor x = tl.load(a, {0, 64});  // returns at once
+    const tl::Tensor y = tl.exp(x);            // must wait for the load
+    tl.exp(y);                                 // must wait for the first exp
+  }));
+  m.rt.run();
+  const auto& log = m.rt.op_log();
+  const OpRecord& load = *log.select("dma", "load")[0];
+  const auto exps = log.select("math", "exp");
+  EXPECT_EQ(load.issue, issue(m.topo, "load"));  // issued without waiting
+  EXPECT_EQ(exps[0]->issue, load.end + issue(m.topo, "math"));
+  EXPECT_EQ(exps[1]->issue, exps[0]->end + issue(m.topo, "math"));
+}
+
+TEST(TlTiming, RecvAsyncOverlapsCompute) {
+  Machine m("small_1sip_2x2x2", false);
+  const DeviceTensor a = m.rt.empty("a", {128, 128}, DType::bf16, DPPolicy::replicate(1, 1, 0));
+  const PeCoord sender{SipId(0), CubeId(3), PeId(1)};
+  m.rt.launch(SipId(0), "ring", [&](tl::Ctx& tl) {
+    if (tl.coord() == sender) tl.send(kPe, tl.full({128, 128}, 1.0f), 5);  // 64 KiB over 2 hops
+    if (tl.coord() != kPe) return;
+    const tl::Tensor x = tl.load(a, {0, 128});
+    const tl::Tensor in = tl.recv_async(sender, {128, 128}, DType::fp32, 5);
+    const tl::Tensor g = tl.dot(x, x);
+    tl.wait(g);
+    tl.wait(in);
+  });
+  m.rt.run();
+  const auto& log = m.rt.op_log();
+  const OpRecord& recv = *log.select("ipcq", "recv")[0];
+  const OpRecord& gemm = *log.select("gemm", "dot")[0];
+  const OpRecord& send = *log.select("ipcq", "send")[0];
+  EXPECT_EQ(send.hops, 2u);
+  EXPECT_LT(recv.end, gemm.end);   // the message arrived while the GEMM ran
+  EXPECT_GT(recv.end, gemm.start);
+  EXPECT_EQ(recv.end, send.start + 2 * 4 + 65536 / 64);  // h * hop + bytes / bw
+}
+
+TEST(TlTiming, ScratchScopeKeepsTcmUseToOneIteration) {
+  Machine m("small_1sip_2x2x2", false);
+  const DeviceTensor a = m.rt.empty("a", {16, 256}, DType::fp32, DPPolicy::replicate(1, 1, 0));
+  std::uint64_t after_one = 0;
+  m.rt.launch(SipId(0), "loop", test::on_pe(kPe, [&](tl::Ctx& tl) {
+    for (int i = 0; i < 1000; ++i) {
+      const auto scope = tl.scratch_scope();
+      const tl::Tensor x = tl.load(a, {0, 16});
+      tl.exp(tl.add(x, x));
+      if (i == 0) after_one = tl.tcm_use().scratch;
+    }
+  }));
+  m.rt.run();
+  const tl::TcmUse& use = m.rt.context(kPe).tcm_use();
+  EXPECT_EQ(after_one, 3u * 16 * 256 * 4);
+  EXPECT_EQ(use.peak_scratch, after_one);
+  EXPECT_EQ(use.scratch, 0u);
+  EXPECT_EQ(m.rt.op_log().count("exp"), 1000u);
+}
+
+}  // namespace
+}  // namespace kb
