@@ -60,6 +60,24 @@ std::uint64_t OpLog::last_end() const {
   return t;
 }
 
+std::map<std::string, std::uint64_t> OpLog::messages_per_link(std::uint32_t mesh_x) const {
+  std::map<std::string, std::uint64_t> links;
+  for (const auto& r : records_) {
+    if (r.kind != "send" || !r.peer) continue;
+    std::uint32_t at = r.pe.cube.value;
+    const std::uint32_t dst = r.peer->cube.value;
+    if (at == dst) ++links["cube" + std::to_string(at) + ".fabric"];
+    while (at != dst) {  // x first, then y
+      std::uint32_t next = at;
+      if (dst % mesh_x != at % mesh_x) next = dst % mesh_x > at % mesh_x ? at + 1 : at - 1;
+      else next = dst > at ? at + mesh_x : at - mesh_x;
+      ++links["cube" + std::to_string(at) + "->cube" + std::to_string(next)];
+      at = next;
+    }
+  }
+  return links;
+}
+
 namespace {
 std::string pe_text(const PeCoord& p) { return p.str(); }
 }  // namespace

@@ -43,6 +43,9 @@ class OpLog {
   std::vector<std::pair<std::uint64_t, std::uint64_t>> busy(const PeCoord& pe,
                                                             const std::string& engine) const;
   std::uint64_t last_end() const;
+  // Messages sent over each link, by XY routing on a mesh `mesh_x` cubes wide: mesh
+  // links are named "cubeA->cubeB", a cube's fabric "cubeA.fabric".
+  std::map<std::string, std::uint64_t> messages_per_link(std::uint32_t mesh_x) const;
 
   std::string to_jsonl() const;
   std::string to_csv() const;

@@ -1,5 +1,6 @@
 #include "sc_main/cli.h"
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <iostream>
@@ -11,6 +12,8 @@
 #include <unistd.h>
 
 #include "platform/hbm_stream.h"
+#include "platform/runtime_context.h"
+#include "sc_main/workloads.h"
 #include "platform/output_file.h"
 #include "platform/topology.h"
 #include "platform/units.h"
@@ -68,20 +71,39 @@ void check_writable(const std::string& flag, const std::string& path) {
     throw InputError(flag + " " + path + ": folder '" + dir.string() + "' does not exist or is not writable");
 }
 
+// Parses a whole-number flag value within [lo, hi].
+std::uint32_t count_flag(const std::string& flag, const std::string& text, std::uint32_t lo, std::uint32_t hi) {
+  const auto v = units::parse_count(text);
+  if (!v || *v < lo || *v > hi)
+    throw UsageError(flag + " '" + text + "': expected a whole number from " + std::to_string(lo) + " to " +
+                     std::to_string(hi));
+  return static_cast<std::uint32_t>(*v);
+}
+
 int cmd_run(const std::vector<std::string>& args) {
-  std::string kernel, topology_file, bytes_text, devices_text, json_file;
+  std::string kernel, topology_file, bytes_text, devices_text, json_file, op_log_file, dtype_text;
+  std::string rows_text, k_text, n_text, m_tile_text, k_tile_text, seed_text;
   std::vector<std::string> sets;
-  bool write = false;
+  bool write = false, data = false;
   po::options_description opts("kernbench run options");
   opts.add_options()
       ("help,h", "show this help")
-      ("kernel", po::value(&kernel)->default_value("hbm_stream"), "workload: hbm_stream")
+      ("kernel", po::value(&kernel)->default_value("hbm_stream"), "workload: hbm_stream, tiled_gemm, row_softmax")
       ("topology", po::value(&topology_file)->default_value(KERNBENCH_DEFAULT_TOPOLOGY), "topology YAML")
       ("set", po::value(&sets)->composing(), "override a topology value: key.path=value (repeatable)")
+      ("devices", po::value(&devices_text), "SIPs to run on, e.g. 0-3 or 0,2 (default: all)")
+      ("data", po::bool_switch(&data), "data mode: simulate real values (default: timing mode)")
+      ("dtype", po::value(&dtype_text)->default_value("bf16"), "storage dtype of tl kernels: bf16 or fp32")
+      ("seed", po::value(&seed_text)->default_value("1"), "seed of the random inputs")
+      ("json", po::value(&json_file), "write the run's result as JSON to FILE")
+      ("op-log", po::value(&op_log_file), "write the op log to FILE (.jsonl or .csv)")
       ("bytes", po::value(&bytes_text)->default_value("256KiB"), "hbm_stream: bytes each PE moves")
       ("write", po::bool_switch(&write), "hbm_stream: write to HBM instead of reading")
-      ("devices", po::value(&devices_text), "SIPs to run on, e.g. 0-3 or 0,2 (default: all)")
-      ("json", po::value(&json_file), "write the run's result as JSON to FILE");
+      ("rows", po::value(&rows_text)->default_value("256"), "tiled_gemm/row_softmax: rows per PE")
+      ("k", po::value(&k_text)->default_value("128"), "tiled_gemm: K (row_softmax: row length)")
+      ("n", po::value(&n_text)->default_value("128"), "tiled_gemm: N")
+      ("m-tile", po::value(&m_tile_text)->default_value("64"), "rows per tile of the sweep")
+      ("k-tile", po::value(&k_tile_text)->default_value("64"), "tiled_gemm: rows of B per streamed tile");
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(opts).run(), vm);
   po::notify(vm);
@@ -89,8 +111,25 @@ int cmd_run(const std::vector<std::string>& args) {
     std::cout << kUsage << "\n" << opts;
     return 0;
   }
-  if (kernel != "hbm_stream")
-    throw UsageError("--kernel '" + kernel + "': allowed values: hbm_stream");
+  const auto& examples = workloads::example_kernels();
+  const bool is_example = std::find(examples.begin(), examples.end(), kernel) != examples.end();
+  if (kernel != "hbm_stream" && !is_example)
+    throw UsageError("--kernel '" + kernel + "': allowed values: hbm_stream, tiled_gemm, row_softmax");
+  const auto dtype = parse_dtype(dtype_text);
+  if (!dtype) throw UsageError("--dtype '" + dtype_text + "': allowed values: bf16, fp32");
+  if (!op_log_file.empty() && !op_log_file.ends_with(".jsonl") && !op_log_file.ends_with(".csv"))
+    throw UsageError("--op-log " + op_log_file + ": the file name must end in .jsonl or .csv");
+  if (kernel == "hbm_stream" && (data || !op_log_file.empty()))
+    throw UsageError("--kernel hbm_stream drives the DMA directly: --data and --op-log need a tl kernel");
+  workloads::ExampleKnobs knobs;
+  knobs.rows_per_pe = count_flag("--rows", rows_text, 1, 1u << 20);
+  knobs.k = count_flag("--k", k_text, 1, 1u << 16);
+  knobs.n = count_flag("--n", n_text, 1, 1u << 16);
+  knobs.m_tile = count_flag("--m-tile", m_tile_text, 1, 1u << 16);
+  knobs.k_tile = count_flag("--k-tile", k_tile_text, 1, 1u << 16);
+  knobs.seed = count_flag("--seed", seed_text, 0, 1u << 30);
+  knobs.dtype = *dtype;
+
   const Topology topo = Topology::load(topology_file, sets);
   const auto bytes = units::parse_bytes(bytes_text);
   if (!bytes || *bytes == 0 || *bytes > topo.cube.hbm.capacity)
@@ -101,6 +140,7 @@ int cmd_run(const std::vector<std::string>& args) {
   else
     for (std::uint32_t s = 0; s < topo.system.sips; ++s) devices.emplace_back(s);
   check_writable("--json", json_file);
+  check_writable("--op-log", op_log_file);
 
   report::RunInfo info;
   info.topology_file = topology_file;
@@ -109,12 +149,32 @@ int cmd_run(const std::vector<std::string>& args) {
   System system("system", topo);
   info.elaboration_seconds = seconds_since(t0);
   t0 = std::chrono::steady_clock::now();
-  const StreamResult r = run_hbm_stream(system, *bytes, write, devices);
+  if (kernel == "hbm_stream") {
+    const StreamResult r = run_hbm_stream(system, *bytes, write, devices);
+    info.simulation_seconds = seconds_since(t0);
+    info.peak_rss_kib = report::peak_rss_kib();
+    info.transactions = system.transactions();
+    std::cout << report::format_stream(topo, r, info);
+    if (!json_file.empty())
+      write_file_atomically(json_file, report::stream_json(topo, r, info).dump(2) + "\n");
+    return 0;
+  }
+  RuntimeContext rt(system, RunOptions{data});
+  report::KernelSummary summary;
+  summary.kernel = kernel;
+  summary.data = data;
+  summary.pes = static_cast<std::uint32_t>(devices.size()) * topo.pes_per_sip();
+  summary.knobs = {{"rows_per_pe", knobs.rows_per_pe}, {"k", knobs.k}, {"n", knobs.n}, {"m_tile", knobs.m_tile},
+                   {"k_tile", knobs.k_tile}, {"dtype", dtype_name(knobs.dtype)}, {"seed", knobs.seed}};
+  summary.cycles = workloads::run_example(rt, kernel, knobs, devices);
   info.simulation_seconds = seconds_since(t0);
   info.peak_rss_kib = report::peak_rss_kib();
-  std::cout << report::format_stream(topo, r, info);
+  info.transactions = system.transactions();
+  std::cout << report::format_kernel(topo, summary, rt.op_log(), info);
+  if (!op_log_file.empty())
+    write_file_atomically(op_log_file, op_log_file.ends_with(".csv") ? rt.op_log().to_csv() : rt.op_log().to_jsonl());
   if (!json_file.empty())
-    write_file_atomically(json_file, report::stream_json(topo, r, info).dump(2) + "\n");
+    write_file_atomically(json_file, report::kernel_json(topo, summary, rt.op_log(), info).dump(2) + "\n");
   return 0;
 }
 
@@ -173,6 +233,12 @@ int main(int argc, char** argv) {
     return 2;
   } catch (const TopologyError& e) {
     for (const auto& err : e.errors()) std::cerr << "kernbench: error: " << err << "\n";
+    return 1;
+  } catch (const tl::KernelError& e) {
+    std::cerr << "kernbench: kernel error: " << e.what() << "\n";
+    return 1;
+  } catch (const RunError& e) {
+    std::cerr << "kernbench: run error: " << e.what() << "\n";
     return 1;
   } catch (const sc_core::sc_report& e) {
     std::cerr << "kernbench: simulation error: " << e.what() << "\n";

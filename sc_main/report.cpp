@@ -1,6 +1,8 @@
 #include "sc_main/report.h"
 
 #include <cstdio>
+#include <map>
+#include <set>
 
 #include <sys/resource.h>
 
@@ -49,9 +51,86 @@ std::string format_stream(const Topology& topo, const StreamResult& r, const Run
       agg_tbs);
   add("  wall time       elaboration %.3f s, simulation %.3f s, peak RSS %.1f MiB\n",
       info.elaboration_seconds, info.simulation_seconds, static_cast<double>(info.peak_rss_kib) / 1024);
-  add("  simulator       %llu DMA bursts, %.0f bursts/s\n", static_cast<unsigned long long>(r.bursts),
-      info.simulation_seconds > 0 ? static_cast<double>(r.bursts) / info.simulation_seconds : 0.0);
+  add("  simulator       %llu transactions, %.0f transactions/s\n",
+      static_cast<unsigned long long>(info.transactions),
+      info.simulation_seconds > 0 ? static_cast<double>(info.transactions) / info.simulation_seconds : 0.0);
   return s;
+}
+
+namespace {
+
+struct EngineTotals {
+  std::uint64_t ops = 0, busy = 0, bytes = 0, flops = 0;
+};
+
+// Per engine: ops, busy cycles (merged per PE), bytes and flops.
+std::map<std::string, EngineTotals> engine_totals(const OpLog& log) {
+  std::map<std::string, EngineTotals> t;
+  std::set<PeCoord> pes;
+  for (const auto& r : log.records()) {
+    EngineTotals& e = t[r.engine];
+    ++e.ops;
+    e.bytes += r.bytes;
+    e.flops += r.flops;
+    pes.insert(r.pe);
+  }
+  for (auto& [engine, e] : t)
+    for (const PeCoord& pe : pes)
+      for (const auto& [s, f] : log.busy(pe, engine)) e.busy += f - s;
+  return t;
+}
+
+}  // namespace
+
+std::string format_kernel(const Topology& topo, const KernelSummary& k, const OpLog& log, const RunInfo& info) {
+  const double ns = 1e9 / topo.pe.clock_hz;
+  std::string s;
+  char line[256];
+  auto add = [&](const char* fmt, auto... args) {
+    std::snprintf(line, sizeof line, fmt, args...);
+    s += line;
+  };
+  add("kernbench: %s on %s (%s), %s mode, %u PEs\n", k.kernel.c_str(), info.topology_name.c_str(),
+      info.topology_file.c_str(), k.data ? "data" : "timing", k.pes);
+  add("  knobs           %s\n", k.knobs.dump().c_str());
+  add("  simulated       %llu cycles = %.3f us\n", static_cast<unsigned long long>(k.cycles),
+      static_cast<double>(k.cycles) * ns / 1e3);
+  add("  engines         %-6s %9s %8s %14s %16s\n", "", "ops", "busy", "bytes", "flops");
+  for (const auto& [engine, e] : engine_totals(log)) {
+    const double busy = k.cycles && k.pes ? 100.0 * static_cast<double>(e.busy) / (static_cast<double>(k.cycles) * k.pes) : 0;
+    add("                  %-6s %9llu %7.1f%% %14llu %16llu\n", engine.c_str(),
+        static_cast<unsigned long long>(e.ops), busy, static_cast<unsigned long long>(e.bytes),
+        static_cast<unsigned long long>(e.flops));
+  }
+  add("  op log          %zu records, hash %016llx\n", log.size(), static_cast<unsigned long long>(log.hash()));
+  add("  wall time       elaboration %.3f s, simulation %.3f s, peak RSS %.1f MiB\n", info.elaboration_seconds,
+      info.simulation_seconds, static_cast<double>(info.peak_rss_kib) / 1024);
+  add("  simulator       %llu transactions, %.0f transactions/s\n",
+      static_cast<unsigned long long>(info.transactions),
+      info.simulation_seconds > 0 ? static_cast<double>(info.transactions) / info.simulation_seconds : 0.0);
+  return s;
+}
+
+nlohmann::json kernel_json(const Topology& topo, const KernelSummary& k, const OpLog& log, const RunInfo& info) {
+  nlohmann::json engines = nlohmann::json::object();
+  for (const auto& [engine, e] : engine_totals(log))
+    engines[engine] = {{"ops", e.ops}, {"busy_cycles", e.busy}, {"bytes", e.bytes}, {"flops", e.flops}};
+  return {
+      {"kernel", k.kernel},
+      {"topology", {{"file", info.topology_file}, {"name", info.topology_name}}},
+      {"mode", k.data ? "data" : "timing"},
+      {"knobs", k.knobs},
+      {"pes", k.pes},
+      {"simulated_cycles", k.cycles},
+      {"simulated_seconds", static_cast<double>(k.cycles) / topo.pe.clock_hz},
+      {"engines", engines},
+      {"op_log", {{"records", log.size()}, {"hash", log.hash()}}},
+      {"wall",
+       {{"elaboration_seconds", info.elaboration_seconds},
+        {"simulation_seconds", info.simulation_seconds},
+        {"peak_rss_kib", info.peak_rss_kib},
+        {"transactions", info.transactions}}},
+  };
 }
 
 nlohmann::json stream_json(const Topology& topo, const StreamResult& r, const RunInfo& info) {

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "platform/hbm_stream.h"
+#include "platform/op_log.h"
 
 namespace kb::report {
 
@@ -14,9 +15,21 @@ struct RunInfo {
   double elaboration_seconds = 0;
   double simulation_seconds = 0;
   long peak_rss_kib = 0;
+  std::uint64_t transactions = 0;  // modelled: engine commands + HBM accesses
 };
 
 std::string format_stream(const Topology& topo, const StreamResult& r, const RunInfo& info);
+
+// A tl kernel's run, summarised from its op log.
+struct KernelSummary {
+  std::string kernel;
+  bool data = false;
+  std::uint32_t pes = 0;
+  std::uint64_t cycles = 0;
+  nlohmann::json knobs;
+};
+std::string format_kernel(const Topology& topo, const KernelSummary& k, const OpLog& log, const RunInfo& info);
+nlohmann::json kernel_json(const Topology& topo, const KernelSummary& k, const OpLog& log, const RunInfo& info);
 nlohmann::json stream_json(const Topology& topo, const StreamResult& r, const RunInfo& info);
 
 long peak_rss_kib();

@@ -18,3 +18,16 @@ void System::for_each_pe(const std::function<void(Pe&)>& visit) {
 }
 
 }  // namespace kb
+
+namespace kb {
+
+std::uint64_t System::transactions() {
+  std::uint64_t n = 0;
+  for_each_pe([&](Pe& pe) {
+    n += pe.dma.commands_done() + pe.gemm.commands_done() + pe.math.commands_done() + pe.ipcq.commands_done();
+    n += sip(pe.coord().sip).cube(pe.coord().cube).hbm(pe.coord().pe).wire().transfers();
+  });
+  return n;
+}
+
+}  // namespace kb

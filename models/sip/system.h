@@ -18,6 +18,9 @@ class System : public sc_core::sc_module {
   Pe& pe(const PeCoord& c) { return sip(c.sip).cube(c.cube).pe(c.pe); }
   Hbm& hbm(const PeCoord& c) { return sip(c.sip).cube(c.cube).hbm(c.pe); }
 
+  // Modelled transactions so far: engine commands served plus HBM accesses.
+  std::uint64_t transactions();
+
   // Visits every PE, SIP by SIP, cube by cube.
   void for_each_pe(const std::function<void(Pe&)>& visit);
 

@@ -153,3 +153,31 @@ TEST(TlTiming, ScratchScopeKeepsTcmUseToOneIteration) {
 
 }  // namespace
 }  // namespace kb
+
+namespace kb {
+namespace {
+
+TEST(TlOpLog, MessagesPerLinkFollowXyRouting) {
+  Machine m("llama70b_4sip", false);
+  m.rt.launch(SipId(0), "msgs", [](tl::Ctx& tl) {
+    const PeCoord a{SipId(0), CubeId(0), PeId(0)}, b{SipId(0), CubeId(5), PeId(0)}, c{SipId(0), CubeId(0), PeId(3)};
+    if (tl.coord() == a) {
+      tl.send(b, tl.full({1, 16}, 1), 1);  // 0 -> 1 -> 5
+      tl.send(c, tl.full({1, 16}, 1), 2);  // same cube
+    }
+    if (tl.coord() == b) tl.recv(a, {1, 16}, DType::fp32, 1);
+    if (tl.coord() == c) tl.recv(a, {1, 16}, DType::fp32, 2);
+  });
+  m.rt.run();
+  const auto links = m.rt.op_log().messages_per_link(m.topo.sip.mesh_x);
+  EXPECT_EQ(links, (std::map<std::string, std::uint64_t>{{"cube0->cube1", 1}, {"cube1->cube5", 1}, {"cube0.fabric", 1}}));
+  // The model's own link counters agree.
+  const Noc& noc = m.sys.sip(SipId(0)).noc;
+  EXPECT_EQ(noc.router(CubeId(0)).link(Direction::East)->transfers(), 1u);
+  EXPECT_EQ(noc.router(CubeId(1)).link(Direction::South)->transfers(), 1u);
+  const std::string csv = m.rt.op_log().to_csv();
+  EXPECT_EQ(csv.substr(0, csv.find('\n')), "id,kernel,pe,engine,kind,issue,start,end,bytes,flops,peer,tag,hops,tensor");
+}
+
+}  // namespace
+}  // namespace kb

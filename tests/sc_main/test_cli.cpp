@@ -125,3 +125,46 @@ TEST(Cli, HelpAndVersion) {
 }
 
 }  // namespace kb
+
+namespace kb {
+
+TEST(Cli, TlKernelRunWritesOpLogAndJsonIdenticalInBothModes) {
+  const std::string dir = temp_dir("tl");
+  const std::string base = "run --kernel tiled_gemm --topology " + topo("small_1sip_2x2x2") + " --rows 96 --m-tile 32";
+  const Result t = run(base + " --op-log " + dir + "/t.jsonl --json " + dir + "/t.json");
+  ASSERT_EQ(t.code, 0) << t.out;
+  EXPECT_NE(t.out.find("timing mode, 8 PEs"), std::string::npos) << t.out;
+  const Result d = run(base + " --data --op-log " + dir + "/d.jsonl --json " + dir + "/d.json");
+  ASSERT_EQ(d.code, 0) << d.out;
+  std::ifstream tj(dir + "/t.json"), dj(dir + "/d.json");
+  const auto jt = nlohmann::json::parse(tj), jd = nlohmann::json::parse(dj);
+  EXPECT_EQ(jt["simulated_cycles"], jd["simulated_cycles"]);
+  EXPECT_EQ(jt["op_log"]["hash"], jd["op_log"]["hash"]);
+  EXPECT_EQ(jt["mode"], "timing");
+  EXPECT_EQ(jd["mode"], "data");
+  std::ifstream tl(dir + "/t.jsonl"), dl(dir + "/d.jsonl");
+  const std::string a((std::istreambuf_iterator<char>(tl)), {}), b((std::istreambuf_iterator<char>(dl)), {});
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(std::count(a.begin(), a.end(), '\n'), jt["op_log"]["records"].get<long>());
+}
+
+TEST(Cli, KernelErrorIsExitOneWithTheMessage) {
+  const std::string dir = temp_dir("tl_error");
+  // A row tile of 8192 x 128 bf16 (2 MiB) cannot fit a 1 MiB TCM.
+  const Result r = run("run --kernel row_softmax --topology " + topo("small_1sip_2x2x2") +
+                       " --m-tile 8192 --json " + dir + "/r.json");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("kernbench: kernel error: kernel 'row_softmax' on sip0."), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("op 'alloc': TCM overflow"), std::string::npos) << r.out;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/r.json"));
+}
+
+TEST(Cli, TlFlagsAreChecked) {
+  for (const char* args : {"run --kernel tiled_gemm --dtype fp16", "run --kernel tiled_gemm --op-log x.txt",
+                           "run --kernel tiled_gemm --rows 0", "run --data"}) {
+    const Result r = run(args);
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.out;
+  }
+}
+
+}  // namespace kb
