@@ -45,6 +45,25 @@ class Responder {
   // The initiator's END_RESP for the response in flight.
   void end_response(tlm::tlm_generic_payload& gp);
 
+  // The whole target side of nb_transport_fw: BEGIN_REQ goes to `on_request(gp, delay)`,
+  // which returns false (after setting an error status) to refuse it, and is otherwise
+  // accepted at once (END_REQ); END_RESP completes the response in flight.
+  template <class OnRequest>
+  tlm::tlm_sync_enum forward(const char* who, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
+                             const sc_core::sc_time& delay, OnRequest on_request) {
+    if (phase == tlm::BEGIN_REQ) {
+      if (!on_request(gp, delay)) return tlm::TLM_COMPLETED;
+      phase = tlm::END_REQ;
+      return tlm::TLM_UPDATED;
+    }
+    if (phase == tlm::END_RESP) {
+      end_response(gp);
+      return tlm::TLM_COMPLETED;
+    }
+    SC_REPORT_ERROR(who, "nb_transport_fw: unexpected phase");
+    return tlm::TLM_COMPLETED;
+  }
+
  private:
   void on_event(tlm::tlm_generic_payload& gp, const tlm::tlm_phase& phase);
   void finished(tlm::tlm_generic_payload& gp);

@@ -61,20 +61,13 @@ sc_time Hbm::schedule(const tlm::tlm_generic_payload& gp, sc_time arrival) {
 
 tlm::tlm_sync_enum Hbm::nb_transport_fw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
                                         sc_time& delay) {
-  if (phase == tlm::BEGIN_REQ) {
-    if (!admit(gp)) return tlm::TLM_COMPLETED;
-    if (gp.has_mm()) gp.acquire();
-    const sc_time done = schedule(gp, sc_time_stamp() + delay);
-    responder_.respond(gp, done - sc_time_stamp());
-    phase = tlm::END_REQ;
-    return tlm::TLM_UPDATED;
-  }
-  if (phase == tlm::END_RESP) {
-    responder_.end_response(gp);
-    return tlm::TLM_COMPLETED;
-  }
-  SC_REPORT_ERROR(name(), "nb_transport_fw: unexpected phase");
-  return tlm::TLM_COMPLETED;
+  return responder_.forward(name(), gp, phase, delay, [this](tlm::tlm_generic_payload& req, const sc_time& d) {
+    if (!admit(req)) return false;
+    if (req.has_mm()) req.acquire();
+    const sc_time done = schedule(req, sc_time_stamp() + d);
+    responder_.respond(req, done - sc_time_stamp());
+    return true;
+  });
 }
 
 void Hbm::b_transport(tlm::tlm_generic_payload& gp, sc_time& delay) {

@@ -1,5 +1,7 @@
 #include "models/pe/command.h"
 
+#include "models/common/payload_pool.h"
+
 namespace kb {
 
 const char* engine_name(EngineKind e) {
@@ -47,6 +49,15 @@ EngineKind Command::engine() const {
     case Kind::Send: return EngineKind::Ipcq;
   }
   return EngineKind::Dma;
+}
+
+tlm::tlm_generic_payload* command_payload(PayloadPool& pool, Command& cmd) {
+  tlm::tlm_generic_payload* gp = pool.allocate();
+  gp->set_command(tlm::TLM_IGNORE_COMMAND);
+  gp->set_data_ptr(nullptr);
+  gp->set_data_length(0);
+  gp->set_auto_extension(new CommandExtension(&cmd));
+  return gp;
 }
 
 Command& CommandExtension::of(const tlm::tlm_generic_payload& gp) {

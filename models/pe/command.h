@@ -11,6 +11,8 @@
 
 namespace kb {
 
+class PayloadPool;
+
 enum class EngineKind : std::uint8_t { Dma, Gemm, Math, Ipcq };
 inline constexpr std::size_t kEngineKinds = 4;
 const char* engine_name(EngineKind e);
@@ -84,6 +86,9 @@ class CommandExtension : public tlm::tlm_extension<CommandExtension> {
 
   Command* command;
 };
+
+// A payload from `pool` that carries `cmd` (TLM_IGNORE_COMMAND, no data).
+tlm::tlm_generic_payload* command_payload(PayloadPool& pool, Command& cmd);
 
 // Identifies the sender of an IPCQ message.
 class MessageExtension : public tlm::tlm_extension<MessageExtension> {

@@ -43,12 +43,7 @@ Command& PeCpu::issue(const Command& command) {
   c.issued = sc_core::sc_time_stamp();
   c.done = false;
   ++pending_;
-  tlm::tlm_generic_payload* gp = pool_.allocate();
-  gp->set_command(tlm::TLM_IGNORE_COMMAND);
-  gp->set_data_ptr(nullptr);
-  gp->set_data_length(0);
-  gp->set_auto_extension(new CommandExtension(&c));
-  port.send(*gp);
+  port.send(*command_payload(pool_, c));
   return c;
 }
 

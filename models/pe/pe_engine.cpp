@@ -24,22 +24,14 @@ std::size_t PeEngine::queued() const {
 
 tlm::tlm_sync_enum PeEngine::nb_transport_fw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
                                              sc_time& delay) {
-  if (phase == tlm::BEGIN_REQ) {
-    if (gp.has_mm()) gp.acquire();
-    Command& cmd = CommandExtension::of(gp);
-    Lane& lane = lanes_.at(lane_of(cmd));
-    lane.waiting.push_back(&gp);
+  // Commands are accepted and queued at once.
+  return responder_.forward(name(), gp, phase, delay, [this](tlm::tlm_generic_payload& cmd_gp, const sc_time&) {
+    if (cmd_gp.has_mm()) cmd_gp.acquire();
+    Lane& lane = lanes_.at(lane_of(CommandExtension::of(cmd_gp)));
+    lane.waiting.push_back(&cmd_gp);
     if (!lane.busy) start_next(lane);
-    phase = tlm::END_REQ;
-    (void)delay;  // commands are accepted and queued at once
-    return tlm::TLM_UPDATED;
-  }
-  if (phase == tlm::END_RESP) {
-    responder_.end_response(gp);
-    return tlm::TLM_COMPLETED;
-  }
-  SC_REPORT_ERROR(name(), "nb_transport_fw: unexpected phase");
-  return tlm::TLM_COMPLETED;
+    return true;
+  });
 }
 
 void PeEngine::start_next(Lane& lane) {

@@ -92,22 +92,15 @@ void PeIpcq::deliver(tlm::tlm_generic_payload& gp) {
 
 tlm::tlm_sync_enum PeIpcq::mailbox_fw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
                                       sc_time& delay) {
-  if (phase == tlm::BEGIN_REQ) {
-    if (!gp.is_write()) {
-      gp.set_response_status(tlm::TLM_COMMAND_ERROR_RESPONSE);
-      return tlm::TLM_COMPLETED;
+  return mailbox_responder_.forward(name(), gp, phase, delay, [this](tlm::tlm_generic_payload& msg, const sc_time& d) {
+    if (!msg.is_write()) {
+      msg.set_response_status(tlm::TLM_COMMAND_ERROR_RESPONSE);
+      return false;
     }
-    if (gp.has_mm()) gp.acquire();
-    arrivals_.notify(gp, tlm::BEGIN_REQ, delay);
-    phase = tlm::END_REQ;
-    return tlm::TLM_UPDATED;
-  }
-  if (phase == tlm::END_RESP) {
-    mailbox_responder_.end_response(gp);
-    return tlm::TLM_COMPLETED;
-  }
-  SC_REPORT_ERROR(name(), "mailbox: unexpected phase");
-  return tlm::TLM_COMPLETED;
+    if (msg.has_mm()) msg.acquire();
+    arrivals_.notify(msg, tlm::BEGIN_REQ, d);
+    return true;
+  });
 }
 
 void PeIpcq::mailbox_b_transport(tlm::tlm_generic_payload& gp, sc_time& delay) {

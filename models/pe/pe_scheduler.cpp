@@ -27,21 +27,13 @@ InitiatorPort& PeScheduler::engine(EngineKind e) {
 }
 
 tlm::tlm_sync_enum PeScheduler::nb_transport_fw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
-                                                sc_core::sc_time&) {
-  if (phase == tlm::BEGIN_REQ) {
-    if (gp.has_mm()) gp.acquire();
-    Command& cmd = CommandExtension::of(gp);
-    if (cmd.kind == Command::Kind::Composite) start_composite(gp);
-    else engine(cmd.engine()).send(gp);
-    phase = tlm::END_REQ;
-    return tlm::TLM_UPDATED;
-  }
-  if (phase == tlm::END_RESP) {
-    responder_.end_response(gp);
-    return tlm::TLM_COMPLETED;
-  }
-  SC_REPORT_ERROR(name(), "nb_transport_fw: unexpected phase");
-  return tlm::TLM_COMPLETED;
+                                                sc_core::sc_time& delay) {
+  return responder_.forward(name(), gp, phase, delay, [this](tlm::tlm_generic_payload& cmd_gp, const sc_core::sc_time&) {
+    if (cmd_gp.has_mm()) cmd_gp.acquire();
+    if (CommandExtension::of(cmd_gp).kind == Command::Kind::Composite) start_composite(cmd_gp);
+    else engine(CommandExtension::of(cmd_gp).engine()).send(cmd_gp);
+    return true;
+  });
 }
 
 void PeScheduler::engine_done(tlm::tlm_generic_payload& gp) {
@@ -133,12 +125,7 @@ void PeScheduler::issue_gemm(Composite& c, std::uint32_t tile) {
 
 void PeScheduler::issue_sub(Command& sub, InitiatorPort& port) {
   sub.issued = sc_core::sc_time_stamp();
-  tlm::tlm_generic_payload* gp = pool_.allocate();
-  gp->set_command(tlm::TLM_IGNORE_COMMAND);
-  gp->set_data_ptr(nullptr);
-  gp->set_data_length(0);
-  gp->set_auto_extension(new CommandExtension(&sub));
-  port.send(*gp);
+  port.send(*command_payload(pool_, sub));
 }
 
 }  // namespace kb
