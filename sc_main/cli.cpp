@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <iostream>
 #include <sstream>
+#include <optional>
 #include <stdexcept>
 
 #include <boost/program_options.hpp>
@@ -14,6 +15,7 @@
 #include "platform/hbm_stream.h"
 #include "platform/runtime_context.h"
 #include "sc_main/workloads.h"
+#include "kernels/gqa/decode_run.h"
 #include "platform/output_file.h"
 #include "platform/topology.h"
 #include "platform/units.h"
@@ -35,7 +37,7 @@ struct InputError : std::runtime_error {
 
 const char* kUsage =
     "usage:\n"
-    "  kernbench                                   run the headline case\n"
+    "  kernbench                                   run the headline case (GQA decode, S = 32768, 4 SIPs)\n"
     "  kernbench run [options]                     run a workload and print its report\n"
     "  kernbench topology show|validate FILE [--set key.path=value ...]\n"
     "  kernbench --help | --version\n";
@@ -83,12 +85,15 @@ std::uint32_t count_flag(const std::string& flag, const std::string& text, std::
 int cmd_run(const std::vector<std::string>& args) {
   std::string kernel, topology_file, bytes_text, devices_text, json_file, op_log_file, dtype_text;
   std::string rows_text, k_text, n_text, m_tile_text, k_tile_text, seed_text;
+  std::string seq_text, qlen_text, hq_text, hkv_text, hd_text, cubes_text, pes_text, variant_text, tile_text;
+  std::string inputs_dir, outputs_dir;
   std::vector<std::string> sets;
-  bool write = false, data = false;
+  bool write = false, data = false, check = false, causal = false, no_causal = false;
   po::options_description opts("kernbench run options");
   opts.add_options()
       ("help,h", "show this help")
-      ("kernel", po::value(&kernel)->default_value("hbm_stream"), "workload: hbm_stream, tiled_gemm, row_softmax")
+      ("kernel", po::value(&kernel)->default_value("gqa_decode"),
+       "workload: gqa_decode, hbm_stream, tiled_gemm, row_softmax")
       ("topology", po::value(&topology_file)->default_value(KERNBENCH_DEFAULT_TOPOLOGY), "topology YAML")
       ("set", po::value(&sets)->composing(), "override a topology value: key.path=value (repeatable)")
       ("devices", po::value(&devices_text), "SIPs to run on, e.g. 0-3 or 0,2 (default: all)")
@@ -97,6 +102,20 @@ int cmd_run(const std::vector<std::string>& args) {
       ("seed", po::value(&seed_text)->default_value("1"), "seed of the random inputs")
       ("json", po::value(&json_file), "write the run's result as JSON to FILE")
       ("op-log", po::value(&op_log_file), "write the op log to FILE (.jsonl or .csv)")
+      ("seq-len", po::value(&seq_text)->default_value("32768"), "gqa_decode: context length S")
+      ("q-len", po::value(&qlen_text)->default_value("1"), "gqa_decode: query tokens T_q")
+      ("heads-q", po::value(&hq_text)->default_value("64"), "gqa_decode: query heads H_q")
+      ("heads-kv", po::value(&hkv_text)->default_value("8"), "gqa_decode: KV heads H_kv")
+      ("head-dim", po::value(&hd_text)->default_value("128"), "gqa_decode: head dimension d")
+      ("cubes-per-group", po::value(&cubes_text)->default_value("8"), "gqa_decode: cubes per KV head (C)")
+      ("pes", po::value(&pes_text)->default_value("8"), "gqa_decode: PEs per cube (P)")
+      ("variant", po::value(&variant_text)->default_value("pipelined"), "gqa_decode: naive or pipelined")
+      ("tile", po::value(&tile_text)->default_value("0"), "gqa_decode: KV rows per sweep tile (0: auto)")
+      ("causal", po::bool_switch(&causal), "causal attention (the default)")
+      ("no-causal", po::bool_switch(&no_causal), "attention without the causal mask")
+      ("inputs", po::value(&inputs_dir), "gqa_decode: read q.npy [H_q,T_q,d], k.npy and v.npy [H_kv,S,d] from DIR")
+      ("outputs", po::value(&outputs_dir), "gqa_decode: write o.npy [H_q,T_q,d] to DIR (data mode)")
+      ("check", po::bool_switch(&check), "gqa_decode: compare O with the fp64 reference (data mode); exit 1 if off")
       ("bytes", po::value(&bytes_text)->default_value("256KiB"), "hbm_stream: bytes each PE moves")
       ("write", po::bool_switch(&write), "hbm_stream: write to HBM instead of reading")
       ("rows", po::value(&rows_text)->default_value("256"), "tiled_gemm/row_softmax: rows per PE")
@@ -113,8 +132,12 @@ int cmd_run(const std::vector<std::string>& args) {
   }
   const auto& examples = workloads::example_kernels();
   const bool is_example = std::find(examples.begin(), examples.end(), kernel) != examples.end();
-  if (kernel != "hbm_stream" && !is_example)
-    throw UsageError("--kernel '" + kernel + "': allowed values: hbm_stream, tiled_gemm, row_softmax");
+  if (kernel != "hbm_stream" && kernel != "gqa_decode" && !is_example)
+    throw UsageError("--kernel '" + kernel + "': allowed values: gqa_decode, hbm_stream, tiled_gemm, row_softmax");
+  if (causal && no_causal) throw UsageError("--causal and --no-causal contradict each other");
+  if ((check || !outputs_dir.empty()) && !data) throw UsageError("--check and --outputs need --data (data mode)");
+  if (kernel != "gqa_decode" && (check || !inputs_dir.empty() || !outputs_dir.empty()))
+    throw UsageError("--check, --inputs and --outputs apply to --kernel gqa_decode");
   const auto dtype = parse_dtype(dtype_text);
   if (!dtype) throw UsageError("--dtype '" + dtype_text + "': allowed values: bf16, fp32");
   if (!op_log_file.empty() && !op_log_file.ends_with(".jsonl") && !op_log_file.ends_with(".csv"))
@@ -129,6 +152,20 @@ int cmd_run(const std::vector<std::string>& args) {
   knobs.k_tile = count_flag("--k-tile", k_tile_text, 1, 1u << 16);
   knobs.seed = count_flag("--seed", seed_text, 0, 1u << 30);
   knobs.dtype = *dtype;
+  gqa::DecodeConfig dc;
+  dc.s = count_flag("--seq-len", seq_text, 0, 1u << 24);
+  dc.t_q = count_flag("--q-len", qlen_text, 0, 1u << 16);
+  dc.h_q = count_flag("--heads-q", hq_text, 0, 4096);
+  dc.h_kv = count_flag("--heads-kv", hkv_text, 0, 4096);
+  dc.d = count_flag("--head-dim", hd_text, 0, 1u << 16);
+  dc.cubes = count_flag("--cubes-per-group", cubes_text, 1, 4096);
+  dc.pes = count_flag("--pes", pes_text, 1, 4096);
+  dc.tile_rows = count_flag("--tile", tile_text, 0, 1u << 16);
+  dc.causal = !no_causal;
+  dc.dtype = *dtype;
+  const auto variant = gqa::parse_variant(variant_text);
+  if (!variant) throw UsageError("--variant '" + variant_text + "': allowed values: naive, pipelined");
+  dc.variant = *variant;
 
   const Topology topo = Topology::load(topology_file, sets);
   const auto bytes = units::parse_bytes(bytes_text);
@@ -141,6 +178,19 @@ int cmd_run(const std::vector<std::string>& args) {
     for (std::uint32_t s = 0; s < topo.system.sips; ++s) devices.emplace_back(s);
   check_writable("--json", json_file);
   check_writable("--op-log", op_log_file);
+  if (!outputs_dir.empty() && (!std::filesystem::is_directory(outputs_dir) || ::access(outputs_dir.c_str(), W_OK) != 0))
+    throw InputError("--outputs " + outputs_dir + ": not a writable folder");
+  dc.devices = devices;
+  std::optional<gqa::AttentionInputs> inputs;
+  if (kernel == "gqa_decode") {
+    try {
+      gqa::validate(dc, topo);
+      if (!inputs_dir.empty()) inputs = gqa::AttentionInputs::from_npy(inputs_dir, dc);
+      else if (data) inputs = gqa::AttentionInputs::random(dc, knobs.seed);
+    } catch (const std::invalid_argument& e) {
+      throw InputError(e.what());
+    }
+  }
 
   report::RunInfo info;
   info.topology_file = topology_file;
@@ -159,7 +209,25 @@ int cmd_run(const std::vector<std::string>& args) {
       write_file_atomically(json_file, report::stream_json(topo, r, info).dump(2) + "\n");
     return 0;
   }
-  RuntimeContext rt(system, RunOptions{data});
+  RuntimeContext rt(system, RunOptions{data || inputs.has_value()});
+  auto write_op_log = [&] {
+    if (!op_log_file.empty())
+      write_file_atomically(op_log_file, op_log_file.ends_with(".csv") ? rt.op_log().to_csv() : rt.op_log().to_jsonl());
+  };
+  if (kernel == "gqa_decode") {
+    const gqa::DecodeResult r = gqa::run_decode(rt, dc, inputs ? &*inputs : nullptr);
+    info.simulation_seconds = seconds_since(t0);
+    info.peak_rss_kib = report::peak_rss_kib();
+    info.transactions = system.transactions();
+    std::optional<report::NumericCheck> numerics;
+    if (check) numerics = report::check_attention(dc, *inputs, *r.o);
+    std::cout << report::format_decode(topo, dc, r, numerics, info);
+    write_op_log();
+    if (!outputs_dir.empty()) write_npy(outputs_dir + "/o.npy", *r.o);
+    if (!json_file.empty())
+      write_file_atomically(json_file, report::decode_json(topo, dc, r, numerics, info).dump(2) + "\n");
+    return numerics && !numerics->pass ? 1 : 0;
+  }
   report::KernelSummary summary;
   summary.kernel = kernel;
   summary.data = data;
@@ -171,8 +239,7 @@ int cmd_run(const std::vector<std::string>& args) {
   info.peak_rss_kib = report::peak_rss_kib();
   info.transactions = system.transactions();
   std::cout << report::format_kernel(topo, summary, rt.op_log(), info);
-  if (!op_log_file.empty())
-    write_file_atomically(op_log_file, op_log_file.ends_with(".csv") ? rt.op_log().to_csv() : rt.op_log().to_jsonl());
+  write_op_log();
   if (!json_file.empty())
     write_file_atomically(json_file, report::kernel_json(topo, summary, rt.op_log(), info).dump(2) + "\n");
   return 0;

@@ -133,6 +133,112 @@ nlohmann::json kernel_json(const Topology& topo, const KernelSummary& k, const O
   };
 }
 
+NumericCheck check_attention(const gqa::DecodeConfig& c, const gqa::AttentionInputs& in, const HostTensor& o) {
+  const auto shape = gqa::reference_shape(c);
+  const auto exact = reference::attention(shape, in.q.data, in.k.data, in.v.data);
+  const auto naive = reference::attention_naive(shape, in.q.data, in.k.data, in.v.data, c.dtype);
+  std::vector<float> naive_f(naive.begin(), naive.end());
+  NumericCheck r;
+  r.error = reference::max_abs_error(o.data, exact);
+  r.naive_error = reference::max_abs_error(naive_f, exact);
+  r.tolerance = 2 * r.naive_error + 1e-5;  // FlashAttention style: twice the naive error, plus an atol
+  r.pass = r.error <= r.tolerance;
+  return r;
+}
+
+namespace {
+
+std::string phase_text(const gqa::Phase& p) {
+  if (p.end == 0) return "-";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "[%llu, %llu)", static_cast<unsigned long long>(p.begin),
+                static_cast<unsigned long long>(p.end));
+  return buf;
+}
+
+std::string devices_text(const std::vector<SipId>& d) {
+  std::string s;
+  for (const SipId x : d) {
+    if (!s.empty()) s += ',';
+    s += std::to_string(x.value);
+  }
+  return s;
+}
+
+}  // namespace
+
+std::string format_decode(const Topology& topo, const gqa::DecodeConfig& c, const gqa::DecodeResult& r,
+                          const std::optional<NumericCheck>& check, const RunInfo& info) {
+  const double ns = 1e9 / topo.pe.clock_hz;
+  std::string s;
+  char line[512];
+  auto add = [&](const char* fmt, auto... args) {
+    std::snprintf(line, sizeof line, fmt, args...);
+    s += line;
+  };
+  add("kernbench: gqa_decode (%s) on %s (%s), %s mode\n", gqa::variant_name(c.variant), info.topology_name.c_str(),
+      info.topology_file.c_str(), r.o ? "data" : "timing");
+  add("  shape           H_q %u, H_kv %u (G %u), d %u, S %llu, T_q %u, %s, %s\n", c.h_q, c.h_kv, c.h_q / c.h_kv, c.d,
+      static_cast<unsigned long long>(c.s), c.t_q, c.causal ? "causal" : "not causal", dtype_name(c.dtype));
+  add("  placement       C %u cubes x P %u PEs per KV head, %u group(s) per SIP, devices %s; sweep tiles of %u rows\n",
+      c.cubes, c.pes, r.groups_per_sip, devices_text(r.devices).c_str(), r.tile_rows);
+  add("  simulated       %llu cycles = %.3f us\n", static_cast<unsigned long long>(r.cycles),
+      static_cast<double>(r.cycles) * ns / 1e3);
+  add("  breakdown       KV sweep %s, Level-2 reduce %s, Level-1 reduce %s, store %s (cycles)\n",
+      phase_text(r.breakdown.sweep).c_str(), phase_text(r.breakdown.level2).c_str(),
+      phase_text(r.breakdown.level1).c_str(), phase_text(r.breakdown.store).c_str());
+  add("  bytes           K/V read %s\n", units::format_bytes(r.kv_bytes).c_str());
+  add("  roofline        %.0f cycles (KV bytes over the HBM bandwidth of the %u PEs used): efficiency %.1f%%\n",
+      r.roofline_cycles, c.h_kv * c.cubes * c.pes, 100.0 * r.roofline_cycles / static_cast<double>(r.cycles));
+  const double dev = (static_cast<double>(r.cycles) - r.model_cycles) / r.model_cycles;
+  add("  model           %.0f cycles (closed form: max(KV DMA, GEMMs) + reduce + store); simulated %+.1f%%%s\n",
+      r.model_cycles, 100 * dev,
+      std::abs(dev) <= 0.10 ? "" : " - over 10%: the model leaves out the CPU issue costs and softmax MATH "
+                                  "between tiles, which dominate short sweeps");
+  add("  ops             %llu tl ops issued\n", static_cast<unsigned long long>(r.issued_ops));
+  if (check)
+    add("  numerics        max |O - O_fp64| = %.3g; naive %s attention: %.3g; tolerance %.3g: %s\n", check->error,
+        dtype_name(c.dtype), check->naive_error, check->tolerance, check->pass ? "PASS" : "FAIL");
+  add("  wall time       elaboration %.3f s, simulation %.3f s, peak RSS %.1f MiB\n", info.elaboration_seconds,
+      info.simulation_seconds, static_cast<double>(info.peak_rss_kib) / 1024);
+  add("  simulator       %llu transactions, %.0f transactions/s\n", static_cast<unsigned long long>(info.transactions),
+      info.simulation_seconds > 0 ? static_cast<double>(info.transactions) / info.simulation_seconds : 0.0);
+  return s;
+}
+
+nlohmann::json decode_json(const Topology& topo, const gqa::DecodeConfig& c, const gqa::DecodeResult& r,
+                           const std::optional<NumericCheck>& check, const RunInfo& info) {
+  auto phase = [](const gqa::Phase& p) { return nlohmann::json{{"begin", p.begin}, {"end", p.end}}; };
+  std::vector<std::uint32_t> devs;
+  for (const SipId d : r.devices) devs.push_back(d.value);
+  nlohmann::json j = {
+      {"kernel", "gqa_decode"},
+      {"topology", {{"file", info.topology_file}, {"name", info.topology_name}}},
+      {"mode", r.o ? "data" : "timing"},
+      {"knobs",
+       {{"heads_q", c.h_q}, {"heads_kv", c.h_kv}, {"head_dim", c.d}, {"seq_len", c.s}, {"q_len", c.t_q},
+        {"cubes_per_group", c.cubes}, {"pes", c.pes}, {"variant", gqa::variant_name(c.variant)},
+        {"causal", c.causal}, {"dtype", dtype_name(c.dtype)}, {"tile_rows", r.tile_rows}, {"devices", devs}}},
+      {"simulated_cycles", r.cycles},
+      {"simulated_seconds", static_cast<double>(r.cycles) / topo.pe.clock_hz},
+      {"breakdown",
+       {{"kv_sweep", phase(r.breakdown.sweep)}, {"level2_reduce", phase(r.breakdown.level2)},
+        {"level1_reduce", phase(r.breakdown.level1)}, {"store", phase(r.breakdown.store)}}},
+      {"kv_bytes", r.kv_bytes},
+      {"roofline_cycles", r.roofline_cycles},
+      {"roofline_efficiency", r.roofline_cycles / static_cast<double>(r.cycles)},
+      {"model_cycles", r.model_cycles},
+      {"issued_ops", r.issued_ops},
+      {"wall",
+       {{"elaboration_seconds", info.elaboration_seconds}, {"simulation_seconds", info.simulation_seconds},
+        {"peak_rss_kib", info.peak_rss_kib}, {"transactions", info.transactions}}},
+  };
+  if (check)
+    j["numerics"] = {{"max_abs_error", check->error}, {"naive_error", check->naive_error},
+                     {"tolerance", check->tolerance}, {"pass", check->pass}};
+  return j;
+}
+
 nlohmann::json stream_json(const Topology& topo, const StreamResult& r, const RunInfo& info) {
   return {
       {"kernel", "hbm_stream"},

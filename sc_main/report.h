@@ -1,10 +1,12 @@
 #pragma once
 // The end-of-run summary of a simulation, as text and as the --json result.
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "platform/hbm_stream.h"
+#include "kernels/gqa/decode_run.h"
 #include "platform/op_log.h"
 
 namespace kb::report {
@@ -28,6 +30,18 @@ struct KernelSummary {
   std::uint64_t cycles = 0;
   nlohmann::json knobs;
 };
+// Numeric check of a data-mode attention run against the fp64 reference.
+struct NumericCheck {
+  double error = 0, naive_error = 0, tolerance = 0;
+  bool pass = false;
+};
+NumericCheck check_attention(const gqa::DecodeConfig& c, const gqa::AttentionInputs& in, const HostTensor& o);
+
+std::string format_decode(const Topology& topo, const gqa::DecodeConfig& c, const gqa::DecodeResult& r,
+                          const std::optional<NumericCheck>& check, const RunInfo& info);
+nlohmann::json decode_json(const Topology& topo, const gqa::DecodeConfig& c, const gqa::DecodeResult& r,
+                           const std::optional<NumericCheck>& check, const RunInfo& info);
+
 std::string format_kernel(const Topology& topo, const KernelSummary& k, const OpLog& log, const RunInfo& info);
 nlohmann::json kernel_json(const Topology& topo, const KernelSummary& k, const OpLog& log, const RunInfo& info);
 nlohmann::json stream_json(const Topology& topo, const StreamResult& r, const RunInfo& info);

@@ -323,7 +323,18 @@ Tensor Ctx::gemm_into(const Tensor& a, const Tensor& b, const CompositeOpts& opt
   Tensor stage;
   if (b.is_ref()) {
     const std::uint32_t tile = std::min<std::uint32_t>(opts.tile_rows, std::max<std::uint32_t>(b.rows(), 1));
-    stage = alloc({2 * static_cast<std::int64_t>(tile), b.cols()}, b.dtype(), Arena::Scratch, "stage");
+    if (opts.stage) {
+      check(*opts.stage, op, "stage");
+      if (opts.stage->dtype() != b.dtype() || opts.stage->cols() != b.cols() || opts.stage->rows() < 2 * tile)
+        fail(op, "stage is " + shape_text(opts.stage->shape()) + " " + dtype_name(opts.stage->dtype()) +
+                     "; streaming b needs at least [" + std::to_string(2 * tile) + ", " +
+                     std::to_string(b.cols()) + "] " + dtype_name(b.dtype()));
+      prepare_write(*opts.stage);
+      stage = *opts.stage;
+      stage.shape_ = {2 * static_cast<std::int64_t>(tile), b.cols()};
+    } else {
+      stage = alloc({2 * static_cast<std::int64_t>(tile), b.cols()}, b.dtype(), Arena::Scratch, "stage");
+    }
   }
   charge(composite ? "composite" : "dot");
   Command c;
@@ -434,6 +445,30 @@ Tensor Ctx::mul(const Tensor& a, float scalar, const Tensor* out) {
   return math(MathOp::Scale, "scale", a, nullptr, nullptr, out, scalar);
 }
 Tensor Ctx::exp(const Tensor& a, const Tensor* out) { return math(MathOp::Exp, "exp", a, nullptr, nullptr, out); }
+Tensor Ctx::exp_diff(const Tensor& a, const Tensor& b, const Tensor* out) {
+  return math(MathOp::ExpDiff, "exp_diff", a, &b, nullptr, out);
+}
+
+Tensor Ctx::causal_bias(std::uint32_t rows, std::uint32_t cols, std::int64_t q_pos0, std::uint32_t q_period,
+                        std::int64_t k_pos0) {
+  if (q_period == 0) fail("causal_bias", "q_period must be at least 1");
+  const Tensor t = alloc({rows, cols}, DType::fp32, Arena::Scratch, "causal_bias");
+  charge("math");
+  Command cmd;
+  cmd.kind = Command::Kind::Math;
+  cmd.op = MathOp::CausalBias;
+  cmd.out = view_of(t);
+  cmd.q_pos0 = q_pos0;
+  cmd.q_period = q_period;
+  cmd.k_pos0 = k_pos0;
+  cmd.elements = t.elements();
+  OpRecord r;
+  r.engine = "math";
+  r.kind = "causal_bias";
+  r.flops = t.elements();
+  t.buffer_->producer = &issue(cmd, std::move(r));
+  return t;
+}
 Tensor Ctx::where(const Tensor& mask, const Tensor& a, const Tensor& b, const Tensor* out) {
   return math(MathOp::Where, "where", mask, &a, &b, out);
 }

@@ -27,6 +27,9 @@ struct CompositeOpts {
   std::uint32_t tile_rows = 128;  // rows of b per streamed tile
   const Tensor* out = nullptr;    // write into this buffer (e.g. a persistent one)
   bool accumulate = false;        // out += a x b
+  // Staging for a streamed b: at least 2 x tile_rows rows of b's width and dtype. Default:
+  // a new scratch buffer (which the enclosing scope then waits for).
+  const Tensor* stage = nullptr;
 };
 
 class Ctx;
@@ -95,6 +98,13 @@ class Ctx {
   Tensor maximum(const Tensor& a, const Tensor& b, const Tensor* out = nullptr);
   Tensor mul(const Tensor& a, float scalar, const Tensor* out = nullptr);
   Tensor exp(const Tensor& a, const Tensor* out = nullptr);
+  // exp(a - b) with b broadcast; 0 where a is -inf (so an empty softmax state, m = -inf,
+  // contributes nothing and never makes NaN).
+  Tensor exp_diff(const Tensor& a, const Tensor& b, const Tensor* out = nullptr);
+  // [rows, cols] fp32: 0 where key position k_pos0 + c <= query position
+  // q_pos0 + r % q_period, else -inf (an additive causal mask).
+  Tensor causal_bias(std::uint32_t rows, std::uint32_t cols, std::int64_t q_pos0, std::uint32_t q_period,
+                     std::int64_t k_pos0);
   Tensor where(const Tensor& mask, const Tensor& a, const Tensor& b, const Tensor* out = nullptr);
   Tensor copy(const Tensor& a, const Tensor& out);             // out = a
   Tensor cast(const Tensor& a, DType dtype);                    // a real conversion

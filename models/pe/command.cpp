@@ -15,8 +15,9 @@ const char* engine_name(EngineKind e) {
 }
 
 const char* math_op_name(MathOp op) {
-  static const char* names[] = {"add", "sub",  "mul",   "div",    "maximum", "exp",  "where",
-                                "copy", "scale", "rowmax", "rowsum", "trans", "fill"};
+  static const char* names[] = {"add",    "sub",    "mul",   "div",  "maximum", "exp",     "where",
+                                "copy",   "scale",  "rowmax", "rowsum", "trans", "fill", "exp_diff",
+                                "causal_bias"};
   return names[static_cast<int>(op)];
 }
 
@@ -30,7 +31,9 @@ const char* math_cost_key(MathOp op) {
     case MathOp::Div: return "div";
     case MathOp::Maximum:
     case MathOp::RowMax: return "max";
-    case MathOp::Exp: return "exp";
+    case MathOp::Exp:
+    case MathOp::ExpDiff: return "exp";
+    case MathOp::CausalBias: return "where";
     case MathOp::Where: return "where";
     case MathOp::Copy:
     case MathOp::Trans:

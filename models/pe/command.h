@@ -27,7 +27,9 @@ struct TcmView {
 };
 
 enum class MathOp : std::uint8_t {
-  Add, Sub, Mul, Div, Maximum, Exp, Where, Copy, Scale, RowMax, RowSum, Trans, Fill
+  Add, Sub, Mul, Div, Maximum, Exp, Where, Copy, Scale, RowMax, RowSum, Trans, Fill,
+  ExpDiff,     // exp(in0 - in1), and 0 where both are -inf (an empty softmax state)
+  CausalBias,  // 0 where key (col) position <= query (row) position, else -inf
 };
 const char* math_op_name(MathOp op);
 // The topology's pe.math.cycles key whose cost the op pays per lane-op.
@@ -58,6 +60,9 @@ struct Command {
   MathOp op = MathOp::Copy;
   TcmView in0, in1, in2, out;
   float scalar = 0;
+  // CausalBias: row r is query position q_pos0 + r % q_period; col c is key k_pos0 + c.
+  std::int64_t q_pos0 = 0, k_pos0 = 0;
+  std::uint32_t q_period = 1;
   std::uint64_t elements = 0;
   std::uint32_t reduce_width = 0;
 

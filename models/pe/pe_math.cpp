@@ -68,6 +68,18 @@ void PeMath::compute(PeTcm& tcm, const Command& cmd) {
     case MathOp::Scale: each([&](auto r, auto c) { return x.at(r, c) * cmd.scalar; }); break;
     case MathOp::Fill: each([&](auto, auto) { return cmd.scalar; }); break;
     case MathOp::Trans: each([&](auto r, auto c) { return x.at(c, r); }); break;
+    case MathOp::ExpDiff:
+      each([&](auto r, auto c) {
+        const float a = x.at(r, c), b = y.at(r, c);
+        return std::isinf(a) && a < 0 ? 0.0f : std::exp(a - b);
+      });
+      break;
+    case MathOp::CausalBias:
+      each([&](auto r, auto c) {
+        const std::int64_t q = cmd.q_pos0 + static_cast<std::int64_t>(r % cmd.q_period);
+        return cmd.k_pos0 + static_cast<std::int64_t>(c) > q ? -std::numeric_limits<float>::infinity() : 0.0f;
+      });
+      break;
     case MathOp::RowMax:
     case MathOp::RowSum: {
       const bool is_max = cmd.op == MathOp::RowMax;

@@ -45,7 +45,7 @@ std::string temp_dir(const std::string& name) {
 
 TEST(Cli, RunPrintsTheStreamReportWhoseTimeMatchesThePrediction) {
   const std::string dir = temp_dir("run");
-  const Result r = run("run --topology " + topo("small_1sip_2x2x2") + " --bytes 64KiB --json " + dir + "/r.json");
+  const Result r = run("run --kernel hbm_stream --topology " + topo("small_1sip_2x2x2") + " --bytes 64KiB --json " + dir + "/r.json");
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("simulated       1144 cycles"), std::string::npos) << r.out;  // 120 + 65536/64
   EXPECT_NE(r.out.find("model vs sim    +0.00%"), std::string::npos) << r.out;
@@ -59,7 +59,7 @@ TEST(Cli, RunPrintsTheStreamReportWhoseTimeMatchesThePrediction) {
 }
 
 TEST(Cli, DevicesSelectSips) {
-  const Result r = run("run --topology " + topo("tiny_2sip_4x1x1") + " --bytes 8KiB --devices 1");
+  const Result r = run("run --kernel hbm_stream --topology " + topo("tiny_2sip_4x1x1") + " --bytes 8KiB --devices 1");
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("(4 PEs)"), std::string::npos) << r.out;
   const Result bad = run("run --topology " + topo("tiny_2sip_4x1x1") + " --devices 0-3");
@@ -168,7 +168,8 @@ TEST(Cli, KernelErrorIsExitOneWithTheMessage) {
 
 TEST(Cli, TlFlagsAreChecked) {
   for (const char* args : {"run --kernel tiled_gemm --dtype fp16", "run --kernel tiled_gemm --op-log x.txt",
-                           "run --kernel tiled_gemm --rows 0", "run --data"}) {
+                           "run --kernel tiled_gemm --rows 0", "run --check", "run --kernel hbm_stream --data",
+                           "run --causal --no-causal", "run --variant fastest"}) {
     const Result r = run(args);
     EXPECT_EQ(r.code, 2) << args << "\n" << r.out;
   }

@@ -1,0 +1,66 @@
+#pragma once
+// The host side of GQA decode: validates a configuration against the machine, places
+// Q/K/V/O of every KV head on its CUBE Group (heads spread over the devices), launches
+// the kernel and reports what the op log says about where the time went.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kernels/gqa/gqa_decode.h"
+#include "kernels/reference/attention.h"
+#include "platform/npy.h"
+#include "platform/runtime_context.h"
+
+namespace kb::gqa {
+
+struct DecodeConfig {
+  std::uint32_t h_q = 64, h_kv = 8, d = 128, t_q = 1;
+  std::uint64_t s = 32768;
+  std::uint32_t cubes = 8, pes = 8;  // C, P
+  Variant variant = Variant::Pipelined;
+  bool causal = true;
+  DType dtype = DType::bf16;
+  std::uint32_t tile_rows = 0;  // 0: chosen from the shapes
+  std::uint32_t stream_rows = 128;
+  std::vector<SipId> devices;   // empty: all
+};
+
+// q [H_q, T_q, d], k and v [H_kv, S, d].
+struct AttentionInputs {
+  HostTensor q, k, v;
+  static AttentionInputs random(const DecodeConfig& c, std::uint32_t seed);
+  // Reads q.npy, k.npy, v.npy from a folder and checks their shapes against the config.
+  static AttentionInputs from_npy(const std::string& dir, const DecodeConfig& c);
+};
+
+// Where the time went, in cycles from the start of the run (spans over all PEs).
+struct Phase {
+  std::uint64_t begin = 0, end = 0;
+};
+struct DecodeBreakdown {
+  Phase sweep, level2, level1, store;
+};
+
+struct DecodeResult {
+  std::uint64_t cycles = 0;
+  std::uint32_t groups_per_sip = 0, tile_rows = 0;
+  std::vector<SipId> devices;
+  DecodeBreakdown breakdown;
+  std::uint64_t kv_bytes = 0;           // K and V bytes the DMA read
+  double roofline_cycles = 0;           // 2*S*H_kv*d*bytes / (HBM bw of the PEs used)
+  double model_cycles = 0;              // the closed-form model's prediction
+  std::optional<HostTensor> o;          // [H_q, T_q, d] in data mode
+  std::uint64_t issued_ops = 0;         // tl ops the CPUs issued
+};
+
+// Throws std::invalid_argument with a message naming the knob, the value and what is allowed.
+void validate(const DecodeConfig& c, const Topology& topo);
+std::uint32_t auto_tile_rows(const DecodeConfig& c, const Topology& topo);
+
+// Runs decode on `rt`'s system. `inputs` is required in data mode.
+DecodeResult run_decode(RuntimeContext& rt, const DecodeConfig& c, const AttentionInputs* inputs);
+
+reference::AttentionShape reference_shape(const DecodeConfig& c);
+
+}  // namespace kb::gqa

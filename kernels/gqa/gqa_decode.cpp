@@ -1,0 +1,172 @@
+#include "kernels/gqa/gqa_decode.h"
+
+#include <algorithm>
+#include <array>
+
+#include "kernels/gqa/helpers.h"
+
+namespace kb::gqa {
+
+std::optional<Variant> parse_variant(const std::string& name) {
+  if (name == "naive") return Variant::Naive;
+  if (name == "pipelined") return Variant::Pipelined;
+  return std::nullopt;
+}
+
+const char* variant_name(Variant v) { return v == Variant::Naive ? "naive" : "pipelined"; }
+
+namespace {
+
+struct Rank {
+  const DecodeParams& p;
+  const DecodeGroup& group;
+  std::uint32_t m_rows;  // G * T_q
+  std::vector<RowRange> tiles;
+  tl::Tensor q;
+};
+
+// A [rows, cols] view of the first rows*cols elements of a flat [N, 1] buffer.
+tl::Tensor block(tl::Ctx& tl, const tl::Tensor& flat, std::uint32_t rows, std::uint32_t cols) {
+  return tl.view(tl.rows(flat, 0, rows * cols), {rows, cols});
+}
+
+// Scores of one tile, scaled and (for the tiles that reach past the first query
+// position) causally masked. Query row r is token r % T_q at position S - T_q + r % T_q.
+tl::Tensor scaled_scores(tl::Ctx& tl, const Rank& r, const tl::Tensor& raw, const RowRange& tile) {
+  tl::Tensor s = tl.mul(raw, r.p.scale);
+  const std::int64_t first_query = static_cast<std::int64_t>(r.p.s) - r.p.t_q;
+  if (r.p.causal && static_cast<std::int64_t>(tile.end()) - 1 > first_query)
+    s = tl.add(s, tl.causal_bias(r.m_rows, static_cast<std::uint32_t>(tile.count), first_query, r.p.t_q,
+                                 static_cast<std::int64_t>(tile.begin)));
+  return s;
+}
+
+// The softmax half of a tile: updates m and l, returns P (fp32) and writes alpha.
+tl::Tensor softmax_update(tl::Ctx& tl, SoftmaxState& st, const tl::Tensor& s, const tl::Tensor& alpha) {
+  const tl::Tensor m_new = tl.maximum(st.m, tl.max(s, 1));
+  const tl::Tensor p = tl.exp_diff(s, m_new);
+  tl.exp_diff(st.m, m_new, &alpha);
+  tl.add(tl.mul(st.l, alpha), tl.sum(p, 1), &st.l);
+  tl.copy(m_new, st.m);
+  return p;
+}
+
+void sweep_naive(tl::Ctx& tl, const Rank& r, SoftmaxState& st) {
+  const tl::Tensor alpha = tl.persistent({r.m_rows, 1}, DType::fp32, "alpha");
+  for (const RowRange& tile : r.tiles) {
+    const auto scope = tl.scratch_scope();
+    tl::CompositeOpts qk;
+    qk.trans_b = true;
+    qk.tile_rows = r.p.stream_rows;
+    const tl::Tensor s = scaled_scores(tl, r, tl.composite(r.q, tl.ref(r.group.k, tile), qk), tile);
+    const tl::Tensor p = softmax_update(tl, st, s, alpha);
+    tl::CompositeOpts pv;
+    pv.tile_rows = r.p.stream_rows;
+    const tl::Tensor o_tile = tl.composite(tl.cast(p, r.p.dtype), tl.ref(r.group.v, tile), pv);
+    tl.add(tl.mul(st.o, alpha), o_tile, &st.o);
+  }
+}
+
+// Two of each buffer a tile's work holds across iterations, so tile j+1's streaming
+// never waits for tile j's scope to end.
+struct PingPong {
+  std::array<tl::Tensor, 2> s, p, pv, alpha, stage_k, stage_v;
+};
+
+PingPong pipeline_buffers(tl::Ctx& tl, const Rank& r) {
+  PingPong b;
+  const std::uint32_t t = r.p.tile_rows, m = r.m_rows, d = r.p.d;
+  for (int i = 0; i < 2; ++i) {
+    b.s[i] = tl.persistent({m * t, 1}, DType::fp32, "S");
+    b.p[i] = tl.persistent({m * t, 1}, r.p.dtype, "P");
+    b.pv[i] = tl.persistent({m, d}, DType::fp32, "PV");
+    b.alpha[i] = tl.persistent({m, 1}, DType::fp32, "alpha");
+    b.stage_k[i] = tl.persistent({2 * r.p.stream_rows, d}, r.p.dtype, "stage_k");
+    b.stage_v[i] = tl.persistent({2 * r.p.stream_rows, d}, r.p.dtype, "stage_v");
+  }
+  return b;
+}
+
+void sweep_pipelined(tl::Ctx& tl, const Rank& r, SoftmaxState& st) {
+  const PingPong b = pipeline_buffers(tl, r);
+  const auto n_tiles = r.tiles.size();
+  auto cols = [&](std::size_t j) { return static_cast<std::uint32_t>(r.tiles[j].count); };
+  auto issue_qk = [&](std::size_t j) {
+    const tl::Tensor out = block(tl, b.s[j % 2], r.m_rows, cols(j));
+    tl::CompositeOpts qk;
+    qk.trans_b = true;
+    qk.tile_rows = r.p.stream_rows;
+    qk.out = &out;
+    qk.stage = &b.stage_k[j % 2];
+    tl.composite(r.q, tl.ref(r.group.k, r.tiles[j]), qk);
+  };
+  auto update_o = [&](std::size_t j) { tl.add(tl.mul(st.o, b.alpha[j % 2]), b.pv[j % 2], &st.o); };
+  if (n_tiles > 0) issue_qk(0);
+  for (std::size_t j = 0; j < n_tiles; ++j) {
+    if (j + 1 < n_tiles) issue_qk(j + 1);  // streams while this tile's softmax runs
+    const auto scope = tl.scratch_scope();
+    const tl::Tensor s = scaled_scores(tl, r, block(tl, b.s[j % 2], r.m_rows, cols(j)), r.tiles[j]);
+    const tl::Tensor p_out = block(tl, b.p[j % 2], r.m_rows, cols(j));
+    tl.copy(softmax_update(tl, st, s, b.alpha[j % 2]), p_out);
+    tl::CompositeOpts pv;
+    pv.tile_rows = r.p.stream_rows;
+    pv.out = &b.pv[j % 2];
+    pv.stage = &b.stage_v[j % 2];
+    tl.composite(p_out, tl.ref(r.group.v, r.tiles[j]), pv);
+    if (j > 0) update_o(j - 1);  // the previous tile's P.V is done by now
+  }
+  if (n_tiles > 0) update_o(n_tiles - 1);
+}
+
+}  // namespace
+
+void gqa_decode(tl::Ctx& tl, std::shared_ptr<const DecodeParams> params) {
+  const DecodeParams& p = *params;
+  if (tl.pe().value >= p.pes) return;
+  const DecodeGroup* group = nullptr;
+  GroupGeometry geo;
+  std::uint32_t cube_index = 0;
+  for (const DecodeGroup& g : p.groups) {
+    geo = GroupGeometry::of(g.cube_start, p.cubes, tl.mesh_x());
+    if (const auto i = geo.index_of(tl.cube())) {
+      group = &g;
+      cube_index = *i;
+      break;
+    }
+  }
+  if (group == nullptr) return;  // this cube holds no KV head
+
+  Rank r{p, *group, p.g * p.t_q, {}, {}};
+  const RowRange mine = tl.shard_rows(group->k);
+  for (std::uint64_t row = mine.begin; row < mine.end(); row += p.tile_rows)
+    r.tiles.push_back({row, std::min<std::uint64_t>(p.tile_rows, mine.end() - row)});
+  SoftmaxState st = SoftmaxState::empty(tl, r.m_rows, p.d);
+  if (!r.tiles.empty()) {
+    r.q = tl.load(group->q, tl.shard_rows(group->q));
+    if (p.variant == Variant::Naive) sweep_naive(tl, r, st);
+    else sweep_pipelined(tl, r, st);
+  }
+
+  // Level 2: binomial tree over the cube's PEs (IPCQ), root PE 0.
+  const TreeNode pe_node = binomial_node(tl.pe().value, p.pes);
+  for (const std::uint32_t child : pe_node.children)
+    recv_merge(tl, st, PeCoord{tl.sip(), tl.cube(), PeId(child)}, kTagLevel2);
+  if (pe_node.parent) {
+    send_state(tl, PeCoord{tl.sip(), tl.cube(), PeId(*pe_node.parent)}, st, kTagLevel2);
+    return;
+  }
+  // Level 1: center-root reduce over the group's cubes (NOC), PE 0 of each cube.
+  const TreeNode cube_node = center_node(cube_index, geo.w, geo.h);
+  for (const std::uint32_t child : cube_node.children)
+    recv_merge(tl, st, PeCoord{tl.sip(), geo.cube_at(child), PeId(0)}, kTagLevel1);
+  if (cube_node.parent) {
+    send_state(tl, PeCoord{tl.sip(), geo.cube_at(*cube_node.parent), PeId(0)}, st, kTagLevel1);
+    return;
+  }
+  // The group root: O = O~ / l for all G heads, in the storage dtype.
+  const auto scope = tl.scratch_scope();
+  const tl::Tensor out = tl.div(st.o, st.l);
+  tl.store(group->o, tl.shard_rows(group->o), p.dtype == DType::fp32 ? out : tl.cast(out, p.dtype));
+}
+
+}  // namespace kb::gqa

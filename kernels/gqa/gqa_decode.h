@@ -1,0 +1,50 @@
+#pragma once
+// GQA decode with sequence parallelism (DESIGN §8.1). The KV of one head is sharded
+// contiguously over a CUBE Group of C cubes x P PEs (rank = cube_in_group * P + pe); the
+// G query heads of the group are M-folded into one [G*T_q, d] operand, so one Q.K^T
+// serves all of them. Each rank sweeps its KV in tiles with online softmax, then a
+// 2-level reduce-to-root merges the (m, l, O) states: a binomial tree over the P PEs of
+// each cube on IPCQ, then a center-root reduce over the group's cubes on the NOC with
+// every send one mesh hop. Only the group root normalises and stores O.
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kernels/tl/ctx.h"
+
+namespace kb::gqa {
+
+enum class Variant : std::uint8_t {
+  Naive,      // opt1: each tile's GEMMs, softmax and update in order
+  Pipelined,  // opt3: tile j+1's Q.K^T is issued before tile j's softmax; O's update lags a tile
+};
+std::optional<Variant> parse_variant(const std::string& name);
+const char* variant_name(Variant v);
+
+// The tensors of one group (one KV head): q [G*T_q, d] replicated over the group,
+// k and v [S, d] sharded 2-D over it, o [G*T_q, d] on the group root's PE 0.
+struct DecodeGroup {
+  DeviceTensor q, k, v, o;
+  std::uint32_t cube_start = 0;
+};
+
+struct DecodeParams {
+  std::uint32_t g = 8, t_q = 1, d = 128;
+  std::uint64_t s = 0;
+  bool causal = true;
+  float scale = 0;
+  std::uint32_t cubes = 8, pes = 8;  // C, P
+  Variant variant = Variant::Pipelined;
+  std::uint32_t tile_rows = 512;    // KV rows per sweep tile
+  std::uint32_t stream_rows = 128;  // rows per composite streaming tile
+  DType dtype = DType::bf16;
+  std::vector<DecodeGroup> groups;  // the groups of the device the kernel runs on
+};
+
+// Message tags of the reduce (a state is three messages: tag, tag+1, tag+2).
+inline constexpr std::uint32_t kTagLevel2 = 0x100, kTagLevel1 = 0x200;
+
+void gqa_decode(tl::Ctx& tl, std::shared_ptr<const DecodeParams> params);
+
+}  // namespace kb::gqa

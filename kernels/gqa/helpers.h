@@ -1,0 +1,48 @@
+#pragma once
+// Shared pieces of the GQA kernels: CUBE Group geometry, the reduce trees, the online
+// softmax state and its merge.
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "kernels/tl/ctx.h"
+
+namespace kb::gqa {
+
+// A group: a w x h rectangle of cubes whose top-left cube is cube_start (DESIGN §8).
+struct GroupGeometry {
+  std::uint32_t cube_start = 0, w = 1, h = 1, mesh_x = 1;
+  static GroupGeometry of(std::uint32_t cube_start, std::uint32_t cubes, std::uint32_t mesh_x);
+  std::uint32_t cubes() const { return w * h; }
+  // The cube's index inside the group (row-major in the rectangle), if it belongs to it.
+  std::optional<std::uint32_t> index_of(CubeId cube) const;
+  CubeId cube_at(std::uint32_t index) const;
+  std::uint32_t root_index() const { return ((h - 1) / 2) * w + (w - 1) / 2; }
+};
+
+// One node of a reduce tree: whom it receives from (in order) and whom it sends to.
+struct TreeNode {
+  std::vector<std::uint32_t> children;
+  std::optional<std::uint32_t> parent;
+};
+// Level 2: binomial tree over P PEs, root 0; PE p sends to p - lowbit(p).
+TreeNode binomial_node(std::uint32_t pe, std::uint32_t pes);
+std::uint32_t binomial_rounds(std::uint32_t pes);  // ceil(log2 P)
+// Level 1: center-root reduce over a w x h group: rows reduce toward the root's column,
+// then that column toward the root; every edge is one mesh hop. Indices are group-local.
+TreeNode center_node(std::uint32_t index, std::uint32_t w, std::uint32_t h);
+std::uint32_t center_rounds(std::uint32_t w, std::uint32_t h);  // ceil((w-1)/2) + ceil((h-1)/2)
+
+// The running (m, l, O) of online softmax, in the persistent arena, fp32.
+struct SoftmaxState {
+  tl::Tensor m, l, o;
+  static SoftmaxState empty(tl::Ctx& tl, std::uint32_t rows, std::uint32_t d);  // m=-inf, l=0, O=0
+};
+// state = merge(state, (m, l, o)): associative and commutative; a side with m = -inf
+// contributes nothing.
+void merge(tl::Ctx& tl, SoftmaxState& state, const tl::Tensor& m, const tl::Tensor& l, const tl::Tensor& o);
+// Sends / receives a whole state as three messages with tags base, base+1, base+2.
+void send_state(tl::Ctx& tl, const PeCoord& to, const SoftmaxState& s, std::uint32_t tag_base);
+void recv_merge(tl::Ctx& tl, SoftmaxState& s, const PeCoord& from, std::uint32_t tag_base);
+
+}  // namespace kb::gqa
