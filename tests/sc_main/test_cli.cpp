@@ -176,3 +176,47 @@ TEST(Cli, TlFlagsAreChecked) {
 }
 
 }  // namespace kb
+
+#include "kernels/gqa/decode_run.h"
+#include "platform/npy.h"
+
+namespace kb {
+
+TEST(Cli, DecodeThroughNpyInputsAndOutputsMatchesTheReference) {
+  const std::string dir = temp_dir("npy");
+  gqa::DecodeConfig c;
+  c.h_q = 16;
+  c.h_kv = 2;
+  c.s = 300;
+  c.t_q = 3;
+  const auto in = gqa::AttentionInputs::random(c, 5);
+  write_npy(dir + "/q.npy", in.q);
+  write_npy(dir + "/k.npy", in.k);
+  write_npy(dir + "/v.npy", in.v);
+  const std::string args = "run --kernel gqa_decode --topology " + topo("llama70b_4sip") +
+                           " --set system.sips=1 --heads-q 16 --heads-kv 2 --seq-len 300 --q-len 3 --data --check"
+                           " --inputs " + dir + " --outputs " + dir;
+  const Result r = run(args);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find(": PASS"), std::string::npos) << r.out;
+  const HostTensor o = read_npy(dir + "/o.npy");
+  EXPECT_EQ(o.shape, (Shape{16, 3, 128}));
+  const auto exact = reference::attention(gqa::reference_shape(c), in.q.data, in.k.data, in.v.data);
+  EXPECT_LT(reference::max_abs_error(o.data, exact), 2e-2);
+  // A k.npy of the wrong shape is refused, naming the file and both shapes.
+  write_npy(dir + "/k.npy", in.q);
+  const Result bad = run(args);
+  EXPECT_EQ(bad.code, 1);
+  EXPECT_NE(bad.out.find("k.npy: shape [16, 3, 128] does not match the run's [2, 300, 128]"), std::string::npos)
+      << bad.out;
+}
+
+TEST(Cli, DecodeReportHasTheBreakdownAndRoofline) {
+  const Result r = run("run --topology " + topo("llama70b_4sip") + " --seq-len 8192");
+  ASSERT_EQ(r.code, 0) << r.out;
+  for (const char* part : {"gqa_decode (pipelined)", "breakdown       KV sweep [", "Level-2 reduce [", "Level-1 reduce [",
+                           "roofline        1024 cycles", "model           ", "K/V read 32MiB"})
+    EXPECT_NE(r.out.find(part), std::string::npos) << part << "\n" << r.out;
+}
+
+}  // namespace kb

@@ -1,0 +1,253 @@
+// GQA decode: numeric parity with the fp64 reference, and the levers read from the op log.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "kernels/gqa/decode_run.h"
+#include "kernels/gqa/helpers.h"
+#include "tests/kernels/tl_support.h"
+
+namespace kb {
+namespace {
+
+using gqa::DecodeConfig;
+using test::Machine;
+
+// One SIP of the default machine: two groups of 8 cubes.
+Machine one_sip(bool data) { return Machine("llama70b_4sip", data, {"system.sips=1"}); }
+
+DecodeConfig small(std::uint32_t g, std::uint32_t t_q, std::uint32_t c, std::uint32_t p, DType dt) {
+  DecodeConfig cfg;
+  cfg.h_kv = 2;
+  cfg.h_q = 2 * g;
+  cfg.t_q = t_q;
+  cfg.s = 1000;  // ragged over C*P = 64 ranks: the last rank holds nothing
+  cfg.cubes = c;
+  cfg.pes = p;
+  cfg.dtype = dt;
+  return cfg;
+}
+
+void expect_parity(const DecodeConfig& cfg, const gqa::AttentionInputs& in, const HostTensor& o) {
+  const auto shape = gqa::reference_shape(cfg);
+  const auto exact = reference::attention(shape, in.q.data, in.k.data, in.v.data);
+  const auto naive = reference::attention_naive(shape, in.q.data, in.k.data, in.v.data, cfg.dtype);
+  const double err = reference::max_abs_error(o.data, exact);
+  const double naive_err = reference::max_abs_error(std::vector<float>(naive.begin(), naive.end()), exact);
+  EXPECT_LE(err, 2 * naive_err + 1e-5) << "kernel error " << err << ", naive " << dtype_name(cfg.dtype) << " error "
+                                       << naive_err;
+  for (const float v : o.data) ASSERT_TRUE(std::isfinite(v));
+}
+
+using ParityParam = std::tuple<std::uint32_t, std::uint32_t, std::uint32_t, std::uint32_t, DType, gqa::Variant>;
+class DecodeParity : public ::testing::TestWithParam<ParityParam> {};
+
+TEST_P(DecodeParity, MatchesFp64Reference) {
+  const auto [g, t_q, c, p, dt, variant] = GetParam();
+  Machine m = one_sip(true);
+  DecodeConfig cfg = small(g, t_q, c, p, dt);
+  cfg.variant = variant;
+  const auto in = gqa::AttentionInputs::random(cfg, 7);
+  const gqa::DecodeResult r = gqa::run_decode(m.rt, cfg, &in);
+  ASSERT_TRUE(r.o.has_value());
+  expect_parity(cfg, in, *r.o);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, DecodeParity,
+    ::testing::Combine(::testing::Values(1u, 8u), ::testing::Values(1u, 16u), ::testing::Values(1u, 8u),
+                       ::testing::Values(1u, 8u), ::testing::Values(DType::fp32, DType::bf16),
+                       ::testing::Values(gqa::Variant::Pipelined)));
+INSTANTIATE_TEST_SUITE_P(Naive, DecodeParity,
+                         ::testing::Values(ParityParam{8, 1, 8, 8, DType::bf16, gqa::Variant::Naive},
+                                           ParityParam{8, 16, 8, 8, DType::fp32, gqa::Variant::Naive}));
+
+TEST(DecodeParity, RealGqaOnFourSipsNotCausal) {
+  Machine m("llama70b_4sip", true);
+  DecodeConfig cfg;  // H_q 64, H_kv 8, d 128, C 8, P 8
+  cfg.s = 777;
+  cfg.t_q = 2;
+  cfg.causal = false;
+  const auto in = gqa::AttentionInputs::random(cfg, 11);
+  const gqa::DecodeResult r = gqa::run_decode(m.rt, cfg, &in);
+  expect_parity(cfg, in, *r.o);
+}
+
+// ---- levers ---------------------------------------------------------------------------
+
+gqa::DecodeResult timing_run(Machine& m, const DecodeConfig& cfg) { return gqa::run_decode(m.rt, cfg, nullptr); }
+
+// SystemC elaborates once per process: tests that compare configurations run them one
+// after the other on the same machine (each run starts where the last one ended).
+
+TEST(DecodeLevers, KvBytesDoNotDependOnG) {
+  Machine m = one_sip(false);
+  std::uint64_t bytes[2] = {};
+  std::uint64_t m_rows[2] = {};
+  const std::uint32_t gs[2] = {1, 8};
+  for (int i = 0; i < 2; ++i) {
+    DecodeConfig cfg = small(gs[i], 1, 8, 8, DType::bf16);
+    cfg.s = 8192;
+    const std::size_t first = m.rt.op_log().size();
+    const gqa::DecodeResult r = timing_run(m, cfg);
+    bytes[i] = r.kv_bytes;
+    // The Q.K^T composites have m = G * T_q rows: flops = 2 * m * n * d.
+    for (std::size_t k = first; k < m.rt.op_log().size(); ++k) {
+      const OpRecord& op = m.rt.op_log().records()[k];
+      if (op.kind == "composite" && op.tensor.rfind("k.", 0) == 0)
+        m_rows[i] = op.flops / (2 * (op.bytes / (cfg.d * 2)) * cfg.d);
+    }
+  }
+  EXPECT_EQ(bytes[0], bytes[1]);
+  EXPECT_EQ(bytes[0], 2ull * 8192 * 2 * 128 * 2);  // K and V of both heads, bf16
+  EXPECT_EQ(m_rows[0], 1u);
+  EXPECT_EQ(m_rows[1], 8u);
+}
+
+// The depth of the reduce: a send's round is one more than the deepest round of the
+// messages its sender had received before sending it.
+std::uint32_t reduce_depth(const OpLog& log) {
+  std::map<std::tuple<PeCoord, PeCoord, std::uint32_t>, std::uint32_t> round_of;  // (from, to, tag)
+  std::map<PeCoord, std::vector<std::pair<std::uint64_t, std::uint32_t>>> received;  // PE -> (end, round)
+  std::uint32_t depth = 0;
+  std::vector<const OpRecord*> msgs;
+  for (const auto& r : log.records())
+    if (r.kind == "send" || r.kind == "recv") msgs.push_back(&r);
+  std::stable_sort(msgs.begin(), msgs.end(), [](const OpRecord* a, const OpRecord* b) {
+    const std::uint64_t ta = a->kind == "send" ? a->issue : a->end, tb = b->kind == "send" ? b->issue : b->end;
+    return ta < tb;
+  });
+  for (const OpRecord* r : msgs) {
+    if (r->kind == "send") {
+      std::uint32_t before = 0;
+      for (const auto& [end, round] : received[r->pe])
+        if (end <= r->issue) before = std::max(before, round);
+      round_of[{r->pe, *r->peer, r->tag}] = before + 1;
+      depth = std::max(depth, before + 1);
+    } else {
+      received[r->pe].emplace_back(r->end, round_of.at({*r->peer, r->pe, r->tag}));
+    }
+  }
+  return depth;
+}
+
+TEST(DecodeLevers, TwoLevelReduceRoundsAndLinks) {
+  Machine m = one_sip(false);
+  DecodeConfig cfg = small(8, 1, 8, 8, DType::bf16);
+  cfg.s = 4096;
+  timing_run(m, cfg);
+  const OpLog& log = m.rt.op_log();
+  // ceil(log2 8) = 3 rounds on IPCQ + 4x2 center-root: ceil(3/2) + ceil(1/2) = 3 on the NOC.
+  EXPECT_EQ(gqa::binomial_rounds(8) + gqa::center_rounds(4, 2), 6u);
+  EXPECT_EQ(reduce_depth(log), 6u);
+  std::size_t level1 = 0, level2 = 0;
+  for (const OpRecord* s : log.select("ipcq", "send")) {
+    if (s->tag >= gqa::kTagLevel1) {
+      ++level1;
+      EXPECT_EQ(s->hops, 1u) << "Level 1 send of more than one mesh hop";
+      EXPECT_EQ(s->pe.pe.value, 0u);
+    } else {
+      ++level2;
+      EXPECT_EQ(s->hops, 0u);
+      EXPECT_EQ(s->peer->cube, s->pe.cube) << "Level 2 send left the cube";
+    }
+  }
+  // Per group: 7 PEs of each of 8 cubes send once, 7 cubes send once; 3 messages a state.
+  EXPECT_EQ(level2, 2u * 8 * 7 * 3);
+  EXPECT_EQ(level1, 2u * 7 * 3);
+}
+
+TEST(DecodeLevers, OnlyTheGroupRootsStoreO) {
+  Machine m = one_sip(false);
+  DecodeConfig cfg = small(8, 1, 8, 8, DType::bf16);
+  timing_run(m, cfg);
+  const auto stores = m.rt.op_log().select("dma", "store");
+  ASSERT_EQ(stores.size(), 2u);  // one per KV head
+  // 4x2 groups from cubes 0 and 8: roots at group (1, 0) -> cubes 1 and 9, PE 0.
+  EXPECT_EQ(stores[0]->pe.cube.value % 8, 1u);
+  EXPECT_EQ(stores[1]->pe.cube.value % 8, 1u);
+  EXPECT_EQ(stores[0]->pe.pe.value, 0u);
+  EXPECT_EQ(stores[0]->bytes, 8u * 128 * 2);  // all G heads of the group
+}
+
+TEST(DecodeLevers, PipelinedIssuesTheNextQkBeforeTheSoftmaxAndIsFaster) {
+  Machine m = one_sip(false);
+  std::uint64_t cycles[2];
+  const gqa::Variant variants[2] = {gqa::Variant::Naive, gqa::Variant::Pipelined};
+  for (int i = 0; i < 2; ++i) {
+    DecodeConfig cfg = small(8, 1, 8, 8, DType::bf16);
+    cfg.s = 65536;
+    cfg.variant = variants[i];
+    const std::size_t first = m.rt.op_log().size();
+    cycles[i] = timing_run(m, cfg).cycles;
+    if (variants[i] != gqa::Variant::Pipelined) continue;
+    // On one PE: the Q.K^T of tile j+1 is issued before the P.V of tile j.
+    std::vector<const OpRecord*> qk, pv;
+    for (std::size_t k = first; k < m.rt.op_log().size(); ++k) {
+      const OpRecord* op = &m.rt.op_log().records()[k];
+      if (op->kind == "composite" && op->pe == PeCoord{SipId(0), CubeId(0), PeId(0)})
+        (op->tensor.rfind("k.", 0) == 0 ? qk : pv).push_back(op);
+    }
+    ASSERT_GE(qk.size(), 2u);
+    for (std::size_t j = 0; j + 1 < qk.size(); ++j) EXPECT_LT(qk[j + 1]->issue, pv[j]->issue) << "tile " << j;
+  }
+  EXPECT_LT(cycles[1], cycles[0]);
+}
+
+TEST(DecodeLevers, PeakTcmDoesNotGrowWithS) {
+  Machine m = one_sip(false);
+  std::uint64_t peak[2];
+  const std::uint64_t lengths[2] = {1024, 65536};
+  for (int i = 0; i < 2; ++i) {
+    DecodeConfig cfg = small(8, 1, 8, 8, DType::bf16);
+    cfg.s = lengths[i];
+    cfg.tile_rows = 16;
+    timing_run(m, cfg);
+    peak[i] = m.rt.context(PeCoord{SipId(0), CubeId(1), PeId(0)}).tcm_use().peak_total;
+  }
+  EXPECT_EQ(peak[0], peak[1]);
+  EXPECT_GT(peak[0], 0u);
+}
+
+TEST(DecodeLevers, FourSipTimingRunAt128KCompletes) {
+  Machine m("llama70b_4sip", false);
+  DecodeConfig cfg;
+  cfg.s = 131072;
+  const gqa::DecodeResult r = timing_run(m, cfg);
+  EXPECT_GT(r.cycles, static_cast<std::uint64_t>(r.roofline_cycles));  // nothing beats the roofline
+  EXPECT_EQ(r.kv_bytes, 2ull * 131072 * 8 * 128 * 2);
+  EXPECT_EQ(m.rt.op_log().select("dma", "store").size(), 8u);
+}
+
+TEST(DecodeErrors, BadConfigurationsAreRefused) {
+  const Topology topo = test::topology("llama70b_4sip");
+  auto msg = [&](DecodeConfig c) {
+    try {
+      gqa::validate(c, topo);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  DecodeConfig c;
+  c.h_kv = 7;
+  EXPECT_EQ(msg(c), "--heads-q 64 is not a multiple of --heads-kv 7; GQA needs H_q = G * H_kv");
+  c = {};
+  c.s = 0;
+  EXPECT_EQ(msg(c), "--seq-len 0: the context needs at least one position");
+  c = {};
+  c.cubes = 3;
+  EXPECT_EQ(msg(c), "--cubes-per-group 3 is a 3x1 group, which does not tile the 4x4 cube mesh");
+  c = {};
+  c.pes = 9;
+  EXPECT_EQ(msg(c), "--pes 9 is not allowed; a cube of this topology has 8 PEs");
+  c = {};
+  c.devices = {SipId(0)};
+  EXPECT_EQ(msg(c), "8 KV heads in groups of 8 cubes need 4 SIP(s); the run has 1");
+  c = {};
+  c.t_q = 40000;
+  EXPECT_EQ(msg(c), "--q-len 40000 is not allowed; allowed: 1 to the context length 32768");
+}
+
+}  // namespace
+}  // namespace kb
