@@ -191,10 +191,11 @@ std::string format_decode(const Topology& topo, const gqa::DecodeConfig& c, cons
   add("  roofline        %.0f cycles (KV bytes over the HBM bandwidth of the %u PEs used): efficiency %.1f%%\n",
       r.roofline_cycles, c.h_kv * c.cubes * c.pes, 100.0 * r.roofline_cycles / static_cast<double>(r.cycles));
   const double dev = (static_cast<double>(r.cycles) - r.model_cycles) / r.model_cycles;
-  add("  model           %.0f cycles (closed form: max(KV DMA, GEMMs) + reduce + store); simulated %+.1f%%%s\n",
+  add("  model           %.0f cycles (closed form: Q load + max(KV DMA, GEMMs) + last tile + reduce + store); "
+      "simulated %+.1f%%%s\n",
       r.model_cycles, 100 * dev,
-      std::abs(dev) <= 0.10 ? "" : " - over 10%: the model leaves out the CPU issue costs and softmax MATH "
-                                  "between tiles, which dominate short sweeps");
+      std::abs(dev) <= 0.10 ? "" : " - over 10%: the model leaves out the CPU issue costs, the softmax MATH and "
+                                  "the merges, which weigh most when each rank holds few KV rows");
   add("  ops             %llu tl ops issued\n", static_cast<unsigned long long>(r.issued_ops));
   if (check)
     add("  numerics        max |O - O_fp64| = %.3g; naive %s attention: %.3g; tolerance %.3g: %s\n", check->error,

@@ -189,9 +189,15 @@ DecodeResult run_decode(RuntimeContext& rt, const DecodeConfig& c, const Attenti
   const double pes_used = static_cast<double>(c.h_kv) * c.cubes * c.pes;
   res.roofline_cycles = 2.0 * static_cast<double>(c.s) * c.h_kv * c.d * esz /
                         (pes_used * static_cast<double>(topo.cube.hbm.bytes_per_cycle));
-  // Closed-form model (seed §9): max(KV DMA, GEMMs) per rank + the two reduce levels + the store.
+  // Closed-form model (seed §9): the Q load, then max(KV DMA, GEMMs) per rank and the
+  // GEMM of the last streamed tile, then the two reduce levels and the store.
   const double per_rank = std::ceil(static_cast<double>(c.s) / (c.cubes * c.pes));
-  const double t_dma = 2 * per_rank * c.d * esz / topo.cube.hbm.bytes_per_cycle + topo.cube.hbm.latency_cycles;
+  const double hbm_bw = static_cast<double>(topo.cube.hbm.bytes_per_cycle);
+  const double q_load = topo.cube.hbm.latency_cycles + m_rows * c.d * esz / hbm_bw;
+  const double t_dma = 2 * per_rank * c.d * esz / hbm_bw + topo.cube.hbm.latency_cycles;
+  const double stream = std::min<double>(c.stream_rows, res.tile_rows);
+  const double last_gemm = std::ceil(m_rows / double(topo.pe.gemm.rows)) * std::ceil(c.d / double(topo.pe.gemm.cols)) *
+                               stream + topo.pe.gemm.rows + topo.pe.gemm.cols;
   const double tiles = std::ceil(per_rank / res.tile_rows);
   const double gemm_tile = std::ceil(m_rows / double(topo.pe.gemm.rows)) *
                            (std::ceil(res.tile_rows / double(topo.pe.gemm.cols)) * c.d +
@@ -200,8 +206,8 @@ DecodeResult run_decode(RuntimeContext& rt, const DecodeConfig& c, const Attenti
   const double state_bytes = m_rows * (c.d + 2.0) * 4;
   const double l2 = binomial_rounds(c.pes) * (3.0 * topo.cube.fabric.latency_cycles + state_bytes / topo.cube.fabric.bytes_per_cycle);
   const double l1 = center_rounds(shape.w, shape.h) * (3.0 * topo.sip.noc.latency_cycles + state_bytes / topo.sip.noc.bytes_per_cycle);
-  const double store = topo.cube.hbm.latency_cycles + m_rows * c.d * esz / double(topo.cube.hbm.bytes_per_cycle);
-  res.model_cycles = std::max(t_dma, tiles * gemm_tile) + l2 + l1 + store;
+  const double store = topo.cube.hbm.latency_cycles + m_rows * c.d * esz / hbm_bw;
+  res.model_cycles = q_load + std::max(t_dma, tiles * gemm_tile) + last_gemm + l2 + l1 + store;
 
   if (rt.data_mode()) {
     HostTensor o;

@@ -22,7 +22,9 @@ struct DecodeConfig {
   bool causal = true;
   DType dtype = DType::bf16;
   std::uint32_t tile_rows = 0;  // 0: chosen from the shapes
-  std::uint32_t stream_rows = 128;
+  // Rows per composite streaming tile: small enough that the last tile's exposed GEMM
+  // is short, large enough that each tile's GEMM still hides under its DMA.
+  std::uint32_t stream_rows = 64;
   std::vector<SipId> devices;   // empty: all
 };
 

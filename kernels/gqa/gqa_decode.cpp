@@ -67,6 +67,10 @@ void sweep_naive(tl::Ctx& tl, const Rank& r, SoftmaxState& st) {
   }
 }
 
+// Streaming tiles in flight per composite: enough to cover the HBM latency plus one
+// tile's GEMM with DMA.
+constexpr std::uint32_t kStageBuffers = 4;
+
 // Two of each buffer a tile's work holds across iterations, so tile j+1's streaming
 // never waits for tile j's scope to end.
 struct PingPong {
@@ -81,8 +85,8 @@ PingPong pipeline_buffers(tl::Ctx& tl, const Rank& r) {
     b.p[i] = tl.persistent({m * t, 1}, r.p.dtype, "P");
     b.pv[i] = tl.persistent({m, d}, DType::fp32, "PV");
     b.alpha[i] = tl.persistent({m, 1}, DType::fp32, "alpha");
-    b.stage_k[i] = tl.persistent({2 * r.p.stream_rows, d}, r.p.dtype, "stage_k");
-    b.stage_v[i] = tl.persistent({2 * r.p.stream_rows, d}, r.p.dtype, "stage_v");
+    b.stage_k[i] = tl.persistent({kStageBuffers * r.p.stream_rows, d}, r.p.dtype, "stage_k");
+    b.stage_v[i] = tl.persistent({kStageBuffers * r.p.stream_rows, d}, r.p.dtype, "stage_v");
   }
   return b;
 }
@@ -140,9 +144,9 @@ void gqa_decode(tl::Ctx& tl, std::shared_ptr<const DecodeParams> params) {
   const RowRange mine = tl.shard_rows(group->k);
   for (std::uint64_t row = mine.begin; row < mine.end(); row += p.tile_rows)
     r.tiles.push_back({row, std::min<std::uint64_t>(p.tile_rows, mine.end() - row)});
+  if (!r.tiles.empty()) r.q = tl.load(group->q, tl.shard_rows(group->q));  // first: it gates the sweep
   SoftmaxState st = SoftmaxState::empty(tl, r.m_rows, p.d);
   if (!r.tiles.empty()) {
-    r.q = tl.load(group->q, tl.shard_rows(group->q));
     if (p.variant == Variant::Naive) sweep_naive(tl, r, st);
     else sweep_pipelined(tl, r, st);
   }

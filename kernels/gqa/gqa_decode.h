@@ -42,7 +42,7 @@ struct DecodeParams {
   std::vector<DecodeGroup> groups;  // the groups of the device the kernel runs on
 };
 
-// Message tags of the reduce (a state is three messages: tag, tag+1, tag+2).
+// Message tags of the reduce (a state is one message).
 inline constexpr std::uint32_t kTagLevel2 = 0x100, kTagLevel1 = 0x200;
 
 void gqa_decode(tl::Ctx& tl, std::shared_ptr<const DecodeParams> params);

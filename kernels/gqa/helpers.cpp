@@ -66,36 +66,37 @@ TreeNode center_node(std::uint32_t index, std::uint32_t w, std::uint32_t h) {
 
 std::uint32_t center_rounds(std::uint32_t w, std::uint32_t h) { return w / 2 + h / 2; }
 
+namespace {
+
+SoftmaxState views(tl::Ctx& tl, const tl::Tensor& packed) {
+  const std::uint32_t d = packed.cols() - 2;
+  return {packed, tl.cols(packed, d + 1, 1), tl.cols(packed, d, 1), tl.cols(packed, 0, d), tl.cols(packed, 0, d + 1)};
+}
+
+}  // namespace
+
 SoftmaxState SoftmaxState::empty(tl::Ctx& tl, std::uint32_t rows, std::uint32_t d) {
-  SoftmaxState s{tl.persistent({rows, 1}, DType::fp32, "m"), tl.persistent({rows, 1}, DType::fp32, "l"),
-                 tl.persistent({rows, d}, DType::fp32, "o")};
+  const SoftmaxState s = views(tl, tl.persistent({rows, d + 2}, DType::fp32, "state"));
+  tl.fill(s.ol, 0.0f);
   tl.fill(s.m, -std::numeric_limits<float>::infinity());
-  tl.fill(s.l, 0.0f);
-  tl.fill(s.o, 0.0f);
   return s;
 }
 
-void merge(tl::Ctx& tl, SoftmaxState& s, const tl::Tensor& m, const tl::Tensor& l, const tl::Tensor& o) {
+void merge(tl::Ctx& tl, SoftmaxState& s, const SoftmaxState& other) {
   const auto scope = tl.scratch_scope();
-  const tl::Tensor m_new = tl.maximum(s.m, m);
-  const tl::Tensor ea = tl.exp_diff(s.m, m_new), eb = tl.exp_diff(m, m_new);
-  tl.add(tl.mul(s.l, ea), tl.mul(l, eb), &s.l);
-  tl.add(tl.mul(s.o, ea), tl.mul(o, eb), &s.o);
+  const tl::Tensor m_new = tl.maximum(s.m, other.m);
+  const tl::Tensor ea = tl.exp_diff(s.m, m_new), eb = tl.exp_diff(other.m, m_new);
+  tl.add(tl.mul(s.ol, ea), tl.mul(other.ol, eb), &s.ol);  // O and l in one pass each
   tl.copy(m_new, s.m);
 }
 
 void send_state(tl::Ctx& tl, const PeCoord& to, const SoftmaxState& s, std::uint32_t tag) {
-  tl.send(to, s.m, tag);
-  tl.send(to, s.l, tag + 1);
-  tl.send(to, s.o, tag + 2);
+  tl.send(to, s.packed, tag);
 }
 
 void recv_merge(tl::Ctx& tl, SoftmaxState& s, const PeCoord& from, std::uint32_t tag) {
   const auto scope = tl.scratch_scope();
-  const tl::Tensor m = tl.recv(from, s.m.shape(), DType::fp32, tag);
-  const tl::Tensor l = tl.recv(from, s.l.shape(), DType::fp32, tag + 1);
-  const tl::Tensor o = tl.recv(from, s.o.shape(), DType::fp32, tag + 2);
-  merge(tl, s, m, l, o);
+  merge(tl, s, views(tl, tl.recv(from, s.packed.shape(), DType::fp32, tag)));
 }
 
 }  // namespace kb::gqa

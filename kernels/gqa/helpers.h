@@ -33,16 +33,17 @@ std::uint32_t binomial_rounds(std::uint32_t pes);  // ceil(log2 P)
 TreeNode center_node(std::uint32_t index, std::uint32_t w, std::uint32_t h);
 std::uint32_t center_rounds(std::uint32_t w, std::uint32_t h);  // ceil((w-1)/2) + ceil((h-1)/2)
 
-// The running (m, l, O) of online softmax, in the persistent arena, fp32.
+// The running (m, l, O) of online softmax, fp32, in one persistent [rows, d + 2] matrix
+// [O | l | m]: a whole state travels as one message, and O and l rescale together.
 struct SoftmaxState {
-  tl::Tensor m, l, o;
+  tl::Tensor packed, m, l, o, ol;  // column views of packed; ol = [O | l]
   static SoftmaxState empty(tl::Ctx& tl, std::uint32_t rows, std::uint32_t d);  // m=-inf, l=0, O=0
 };
 // state = merge(state, (m, l, o)): associative and commutative; a side with m = -inf
 // contributes nothing.
-void merge(tl::Ctx& tl, SoftmaxState& state, const tl::Tensor& m, const tl::Tensor& l, const tl::Tensor& o);
-// Sends / receives a whole state as three messages with tags base, base+1, base+2.
-void send_state(tl::Ctx& tl, const PeCoord& to, const SoftmaxState& s, std::uint32_t tag_base);
-void recv_merge(tl::Ctx& tl, SoftmaxState& s, const PeCoord& from, std::uint32_t tag_base);
+void merge(tl::Ctx& tl, SoftmaxState& state, const SoftmaxState& other);
+// Sends a whole state as one message; receives one and merges it in.
+void send_state(tl::Ctx& tl, const PeCoord& to, const SoftmaxState& s, std::uint32_t tag);
+void recv_merge(tl::Ctx& tl, SoftmaxState& s, const PeCoord& from, std::uint32_t tag);
 
 }  // namespace kb::gqa

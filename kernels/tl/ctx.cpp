@@ -123,6 +123,12 @@ void Ctx::check(const Tensor& t, const std::string& op, const char* role) const 
     fail(op, std::string(role) + " '" + t.buffer_->name + "' is used after its scratch scope ended");
 }
 
+void Ctx::check_contiguous(const Tensor& t, const std::string& op) const {
+  if (!t.contiguous())
+    fail(op, "'" + t.name() + "' " + shape_text(t.shape()) + " is a column slice; this op needs contiguous rows "
+             "(copy it first)");
+}
+
 void Ctx::block_on(const Command& cmd, const std::string& what) {
   if (cmd.done) return;
   waiting_for_ = what;
@@ -157,7 +163,7 @@ TcmView Ctx::view_of(const Tensor& t) const {
   v.dtype = t.dtype_;
   v.rows = t.rows();
   v.cols = t.cols();
-  v.stride = v.cols;
+  v.stride = t.stride_ ? t.stride_ : v.cols;
   return v;
 }
 
@@ -242,6 +248,7 @@ Tensor Ctx::load(const DeviceTensor& t, RowRange rows, const Tensor* into) {
   Tensor x;
   if (into) {
     check(*into, "load", "into");
+    check_contiguous(*into, "load");
     if (into->dtype() != t.dtype() || into->cols() != src.cols() || into->rows() < src.rows())
       fail("load", "into is " + shape_text(into->shape()) + " " + dtype_name(into->dtype()) + ", rows of '" +
                        t.name() + "' are " + shape_text(src.shape()) + " " + dtype_name(t.dtype()));
@@ -271,6 +278,7 @@ void Ctx::store(const DeviceTensor& t, RowRange rows, const Tensor& x) {
   const Tensor dst = ref(t, rows);
   consume(x, op);
   if (x.is_ref()) fail(op, "the value stored must be in TCM, not a ref");
+  check_contiguous(x, op);
   if (x.dtype() != t.dtype())
     fail(op, std::string("dtype mismatch: storing ") + dtype_name(x.dtype()) + " into " +
                  dtype_name(t.dtype()) + " tensor '" + t.name() + "' (cast it first)");
@@ -331,7 +339,7 @@ Tensor Ctx::gemm_into(const Tensor& a, const Tensor& b, const CompositeOpts& opt
                      std::to_string(b.cols()) + "] " + dtype_name(b.dtype()));
       prepare_write(*opts.stage);
       stage = *opts.stage;
-      stage.shape_ = {2 * static_cast<std::int64_t>(tile), b.cols()};
+      stage.shape_ = {opts.stage->rows() / tile * static_cast<std::int64_t>(tile), b.cols()};
     } else {
       stage = alloc({2 * static_cast<std::int64_t>(tile), b.cols()}, b.dtype(), Arena::Scratch, "stage");
     }
@@ -357,7 +365,8 @@ Tensor Ctx::gemm_into(const Tensor& a, const Tensor& b, const CompositeOpts& opt
     c.b.dtype = b.dtype();
     c.b.rows = b.rows();
     c.b.cols = b.cols();
-    c.tile_rows = stage.rows() / 2;
+    c.tile_rows = std::min<std::uint32_t>(opts.tile_rows, std::max<std::uint32_t>(b.rows(), 1));
+    c.stage_buffers = stage.rows() / c.tile_rows;
     c.stage = view_of(stage);
     c.stage.rows = c.tile_rows;
     r.bytes = b.bytes();
@@ -520,12 +529,27 @@ Tensor Ctx::sum(const Tensor& x, int axis) { return reduce(MathOp::RowSum, "sum"
 Tensor Ctx::view(const Tensor& x, const Shape& shape) {
   check(x, "view", "operand");
   if (x.is_ref()) fail("view", "operand must be in TCM, not a ref");
+  check_contiguous(x, "view");
   if (element_count(shape) != x.elements())
     fail("view", "cannot view " + shape_text(x.shape()) + " (" + std::to_string(x.elements()) +
                      " elements) as " + shape_text(shape));
   record_cpu("view", "view", x.name());
   Tensor v = x;
   v.shape_ = shape;
+  return v;
+}
+
+Tensor Ctx::cols(const Tensor& x, std::uint32_t begin, std::uint32_t count) {
+  check(x, "cols", "operand");
+  if (x.is_ref()) fail("cols", "operand must be in TCM, not a ref");
+  if (x.shape().size() != 2 || begin + static_cast<std::uint64_t>(count) > x.cols())
+    fail("cols", "columns [" + std::to_string(begin) + ", " + std::to_string(begin + count) + ") of " +
+                     shape_text(x.shape()) + " do not exist (a 2-D tensor is needed)");
+  record_cpu("cols", "view", x.name());
+  Tensor v = x;
+  v.stride_ = x.stride_ ? x.stride_ : x.cols();
+  v.shape_[1] = count;
+  v.byte_offset_ += static_cast<std::uint64_t>(begin) * dtype_bytes(x.dtype());
   return v;
 }
 
@@ -538,7 +562,7 @@ Tensor Ctx::rows(const Tensor& x, std::uint32_t begin, std::uint32_t count) {
   record_cpu("rows", "view", x.name());
   Tensor v = x;
   v.shape_[0] = count;
-  v.byte_offset_ += static_cast<std::uint64_t>(begin) * x.cols() * dtype_bytes(x.dtype());
+  v.byte_offset_ += static_cast<std::uint64_t>(begin) * (x.stride_ ? x.stride_ : x.cols()) * dtype_bytes(x.dtype());
   return v;
 }
 
@@ -560,6 +584,7 @@ void Ctx::send(const PeCoord& dst, const Tensor& x, std::uint32_t tag) {
                  ", PEs 0-" + std::to_string(num_pes() - 1) + ")");
   consume(x, op);
   if (x.is_ref()) fail(op, "the value sent must be in TCM, not a ref");
+  check_contiguous(x, op);
   charge("send");
   Command c;
   c.kind = Command::Kind::Send;
@@ -587,6 +612,7 @@ Tensor Ctx::recv_async(const PeCoord& src, const Shape& shape, DType dtype, std:
   Tensor t;
   if (into) {
     check(*into, op, "into");
+    check_contiguous(*into, op);
     if (into->elements() != element_count(shape) || into->dtype() != dtype)
       fail(op, "into is " + shape_text(into->shape()) + " " + dtype_name(into->dtype()) +
                    ", the message is " + shape_text(shape) + " " + dtype_name(dtype));

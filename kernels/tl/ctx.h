@@ -27,8 +27,9 @@ struct CompositeOpts {
   std::uint32_t tile_rows = 128;  // rows of b per streamed tile
   const Tensor* out = nullptr;    // write into this buffer (e.g. a persistent one)
   bool accumulate = false;        // out += a x b
-  // Staging for a streamed b: at least 2 x tile_rows rows of b's width and dtype. Default:
-  // a new scratch buffer (which the enclosing scope then waits for).
+  // Staging for a streamed b: N x tile_rows rows of b's width and dtype give N >= 2
+  // buffers (more buffers, deeper prefetch). Default: a new scratch buffer of two
+  // (which the enclosing scope then waits for).
   const Tensor* stage = nullptr;
 };
 
@@ -113,6 +114,7 @@ class Ctx {
   Tensor trans(const Tensor& x);                                // a real transpose
   Tensor view(const Tensor& x, const Shape& shape);             // same bytes, new shape
   Tensor rows(const Tensor& x, std::uint32_t begin, std::uint32_t count);  // a row slice, no copy
+  Tensor cols(const Tensor& x, std::uint32_t begin, std::uint32_t count);  // a column slice (strided)
   Tensor full(const Shape& shape, float value, Arena arena = Arena::Scratch);
   void fill(const Tensor& out, float value);
 
@@ -141,6 +143,7 @@ class Ctx {
   Tensor alloc(const Shape& shape, DType dtype, Arena arena, const std::string& name);
   void end_scope(std::uint64_t mark, std::size_t first);
   void check(const Tensor& t, const std::string& op, const char* role) const;
+  void check_contiguous(const Tensor& t, const std::string& op) const;
   void consume(const Tensor& t, const std::string& op);  // auto-wait for its producer
   void prepare_write(const Tensor& t);                    // wait for readers and writer
   TcmView view_of(const Tensor& t) const;

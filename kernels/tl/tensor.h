@@ -55,7 +55,11 @@ class Tensor {
   std::shared_ptr<const HbmRef> ref_;
   Shape shape_;
   DType dtype_ = DType::fp32;
-  std::uint64_t byte_offset_ = 0;  // where a row slice starts in its buffer
+  std::uint64_t byte_offset_ = 0;  // where a slice starts in its buffer
+  std::uint32_t stride_ = 0;        // elements between rows; 0: cols() (contiguous)
+
+ public:
+  bool contiguous() const { return stride_ == 0 || stride_ == cols(); }
 };
 
 }  // namespace kb::tl

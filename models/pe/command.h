@@ -47,13 +47,15 @@ struct Command {
 
   // Gemm: c (+)= a x b, b is [k, n] or, with trans_b, [n, k]. Timing m x n x k.
   // Composite: the same GEMM with b in HBM at `address` (rows of `b_row_bytes`),
-  // streamed in tiles of `tile_rows` rows through two TCM staging buffers at `stage`.
+  // streamed in tiles of `tile_rows` rows through `stage_buffers` (>= 2) TCM staging
+  // buffers at `stage`, one after the other.
   std::uint32_t m = 0, n = 0, k = 0;
   TcmView a, b, c;
   bool trans_b = false, accumulate = false;
   std::uint32_t tile_rows = 0;
   std::uint64_t b_row_bytes = 0;
-  TcmView stage;  // one staging buffer; the second follows it
+  TcmView stage;  // one staging buffer; the others follow it
+  std::uint32_t stage_buffers = 2;
 
   // Math: out = op(in0, in1, in2) with row/col broadcast of in1/in2; `scalar` for Scale
   // and Fill. Timing: ceil(E/L) * cost(op), plus log2(width) per row group for reductions.

@@ -15,19 +15,20 @@ std::size_t PeDma::lane_of(const Command& cmd) const {
 }
 
 void PeDma::start(tlm::tlm_generic_payload& gp, Command& cmd) {
-  const std::size_t lane = lane_of(cmd);
-  transfers_[lane] = Transfer{&gp, 0, 0, 0};
   if (cmd.bytes == 0) {
     finish(gp);
     return;
   }
-  issue_bursts(lane);
+  channels_[lane_of(cmd)].active.push_back(Transfer{&gp, 0, 0});
+  issue_bursts(lane_of(cmd));
 }
 
 void PeDma::issue_bursts(std::size_t lane) {
-  Transfer& t = transfers_[lane];
+  Channel& ch = channels_[lane];
+  if (ch.active.empty()) return;
+  Transfer& t = ch.active.back();
   const Command& cmd = CommandExtension::of(*t.command);
-  while (t.in_flight < topo_.pe.dma.outstanding && t.issued < cmd.bytes) {
+  while (ch.in_flight < topo_.pe.dma.outstanding && t.issued < cmd.bytes) {
     const std::uint64_t len = std::min(topo_.pe.dma.burst_bytes, cmd.bytes - t.issued);
     tlm::tlm_generic_payload* burst = pool_.allocate();
     burst->set_command(lane == 0 ? tlm::TLM_READ_COMMAND : tlm::TLM_WRITE_COMMAND);
@@ -42,9 +43,12 @@ void PeDma::issue_bursts(std::size_t lane) {
       burst->set_auto_extension(new TimingOnly);
     }
     t.issued += len;
-    ++t.in_flight;
+    ++ch.in_flight;
+    owner_[burst] = &t;
     memory.send(*burst);
   }
+  // All bursts out: the channel takes its next command while these complete.
+  if (t.issued == cmd.bytes) release(*t.command);
 }
 
 void PeDma::burst_done(tlm::tlm_generic_payload& burst) {
@@ -55,14 +59,23 @@ void PeDma::burst_done(tlm::tlm_generic_payload& burst) {
     SC_REPORT_ERROR(name(), msg.str().c_str());
   }
   const std::size_t lane = burst.is_write() ? 1 : 0;
-  Transfer& t = transfers_[lane];
+  Channel& ch = channels_[lane];
+  const auto it = owner_.find(&burst);
+  Transfer& t = *it->second;
+  owner_.erase(it);
   t.completed += burst.get_data_length();
   bytes_[lane] += burst.get_data_length();
-  --t.in_flight;
+  --ch.in_flight;
   burst.release();
-  const Command& cmd = CommandExtension::of(*t.command);
-  if (t.completed == cmd.bytes) finish(*t.command);
-  else issue_bursts(lane);
+  // Commands complete in order: responses of one channel come back in issue order.
+  while (!ch.active.empty()) {
+    Transfer& front = ch.active.front();
+    if (front.completed < CommandExtension::of(*front.command).bytes) break;
+    tlm::tlm_generic_payload* done = front.command;
+    ch.active.pop_front();
+    finish(*done);
+  }
+  issue_bursts(lane);
 }
 
 }  // namespace kb

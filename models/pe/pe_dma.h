@@ -1,8 +1,12 @@
 #pragma once
 // PeDma: moves bytes between HBM (anywhere in the SIP) and the PE's TCM. A read channel
-// and a write channel each serve one command at a time; a command is cut into bursts of
-// pe.dma.burst bytes with up to pe.dma.outstanding bursts in flight.
+// and a write channel each take their commands in order and cut each into bursts of
+// pe.dma.burst bytes; at most pe.dma.outstanding bursts of a channel are in flight.
+// One command at a time issues bursts; the next starts issuing as soon as the previous
+// has issued its last one, so a queue of commands streams like one long transfer.
 #include <array>
+#include <deque>
+#include <unordered_map>
 #include <vector>
 
 #include "models/common/payload_pool.h"
@@ -24,6 +28,9 @@ class PeDma : public PeEngine {
   struct Transfer {
     tlm::tlm_generic_payload* command = nullptr;
     std::uint64_t issued = 0, completed = 0;
+  };
+  struct Channel {
+    std::deque<Transfer> active;  // the front ones may be completing; the back one issues
     std::uint32_t in_flight = 0;
   };
   std::size_t lane_of(const Command& cmd) const override;
@@ -31,7 +38,8 @@ class PeDma : public PeEngine {
   void issue_bursts(std::size_t lane);
   void burst_done(tlm::tlm_generic_payload& burst);
 
-  std::array<Transfer, 2> transfers_;  // read, write
+  std::array<Channel, 2> channels_;  // read, write
+  std::unordered_map<const tlm::tlm_generic_payload*, Transfer*> owner_;  // burst -> its transfer
   std::array<std::uint64_t, 2> bytes_{};
   PayloadPool pool_;
   std::vector<std::uint8_t> timing_buffer_;  // payload target for timing-only bursts

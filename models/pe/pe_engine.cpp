@@ -18,7 +18,7 @@ PeEngine::PeEngine(const sc_core::sc_module_name& name, const Topology& topo, st
 
 std::size_t PeEngine::queued() const {
   std::size_t n = 0;
-  for (const Lane& l : lanes_) n += l.waiting.size() + (l.busy ? 1 : 0);
+  for (const Lane& l : lanes_) n += l.waiting.size() + (l.current ? 1 : 0);
   return n;
 }
 
@@ -29,7 +29,7 @@ tlm::tlm_sync_enum PeEngine::nb_transport_fw(tlm::tlm_generic_payload& gp, tlm::
     if (cmd_gp.has_mm()) cmd_gp.acquire();
     Lane& lane = lanes_.at(lane_of(CommandExtension::of(cmd_gp)));
     lane.waiting.push_back(&cmd_gp);
-    if (!lane.busy) start_next(lane);
+    if (!lane.current) start_next(lane);
     return true;
   });
 }
@@ -38,7 +38,7 @@ void PeEngine::start_next(Lane& lane) {
   if (lane.waiting.empty()) return;
   tlm::tlm_generic_payload& gp = *lane.waiting.front();
   lane.waiting.pop_front();
-  lane.busy = true;
+  lane.current = &gp;
   Command& cmd = CommandExtension::of(gp);
   cmd.started = sc_time_stamp();
   start(gp, cmd);
@@ -58,8 +58,13 @@ void PeEngine::finish(tlm::tlm_generic_payload& gp) {
   ++commands_done_;
   gp.set_response_status(tlm::TLM_OK_RESPONSE);
   responder_.respond(gp, sc_core::SC_ZERO_TIME);
-  Lane& lane = lanes_.at(lane_of(cmd));
-  lane.busy = false;
+  release(gp);
+}
+
+void PeEngine::release(tlm::tlm_generic_payload& gp) {
+  Lane& lane = lanes_.at(lane_of(CommandExtension::of(gp)));
+  if (lane.current != &gp) return;  // released earlier
+  lane.current = nullptr;
   start_next(lane);
 }
 

@@ -21,7 +21,7 @@ class PeEngine : public sc_core::sc_module {
   tlm_utils::simple_target_socket<PeEngine> command;
 
   std::uint64_t commands_done() const { return commands_done_; }
-  sc_core::sc_time busy() const { return busy_; }  // summed over lanes
+  sc_core::sc_time busy() const { return busy_; }  // service time summed over commands
   std::size_t queued() const;                       // waiting + in service
 
  protected:
@@ -34,6 +34,9 @@ class PeEngine : public sc_core::sc_module {
   virtual void completed(Command&) {}
   void finish_after(tlm::tlm_generic_payload& gp, const sc_core::sc_time& delay);
   void finish(tlm::tlm_generic_payload& gp);
+  // Lets the lane start its next command while this one is still completing (e.g. a DMA
+  // command whose bursts are all issued and in flight).
+  void release(tlm::tlm_generic_payload& gp);
 
   sc_core::sc_time cycles(std::uint64_t n) const { return cycle_ * static_cast<double>(n); }
   const Topology& topo_;
@@ -41,7 +44,7 @@ class PeEngine : public sc_core::sc_module {
  private:
   struct Lane {
     std::deque<tlm::tlm_generic_payload*> waiting;
-    bool busy = false;
+    tlm::tlm_generic_payload* current = nullptr;  // the command the lane is serving
   };
   tlm::tlm_sync_enum nb_transport_fw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
                                      sc_core::sc_time& delay);

@@ -71,8 +71,7 @@ void PeScheduler::start_composite(tlm::tlm_generic_payload& gp) {
   Composite& c = composites_.back();
   c.macro = &gp;
   c.tiles = static_cast<std::uint32_t>((cmd.b.rows + cmd.tile_rows - 1) / cmd.tile_rows);
-  issue_load(c, 0);
-  if (c.tiles > 1) issue_load(c, 1);
+  for (std::uint32_t t = 0; t < std::min(c.tiles, cmd.stage_buffers); ++t) issue_load(c, t);
 }
 
 void PeScheduler::issue_load(Composite& c, std::uint32_t tile) {
@@ -84,7 +83,7 @@ void PeScheduler::issue_load(Composite& c, std::uint32_t tile) {
   load.address = m.address + first * m.b_row_bytes;
   load.bytes = rows * m.b_row_bytes;
   load.data = m.data;
-  if (m.data) load.tcm = tcm_.data(m.stage.offset + (tile % 2) * m.stage.bytes());
+  if (m.data) load.tcm = tcm_.data(m.stage.offset + (tile % m.stage_buffers) * m.stage.bytes());
   ++c.loads;
   sub_of_[&load] = {&c, tile};
   issue_sub(load, dma);
@@ -101,7 +100,7 @@ void PeScheduler::issue_gemm(Composite& c, std::uint32_t tile) {
   g.a = m.a;
   g.c = m.c;
   g.b = m.b;
-  g.b.offset = m.stage.offset + (tile % 2) * m.stage.bytes();
+  g.b.offset = m.stage.offset + (tile % m.stage_buffers) * m.stage.bytes();
   g.b.rows = rows;
   g.b.stride = g.b.cols;
   if (m.trans_b) {  // B rows are output columns: c[:, first:first+rows] = a x tile^T

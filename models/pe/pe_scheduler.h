@@ -2,8 +2,9 @@
 // PeScheduler: takes commands from PeCpu and queues them to the engine they name (each
 // engine keeps its own FIFO, so commands to different engines run concurrently). A
 // composite GEMM whose B operand lies in HBM it expands into a tile plan: B is streamed
-// in tiles of `tile_rows` rows through two TCM staging buffers, the DMA loading tile j+1
-// while the GEMM engine works on tile j.
+// in tiles of `tile_rows` rows through N >= 2 TCM staging buffers, the DMA loading the
+// next tiles while the GEMM engine works on tile j; a buffer is reloaded once its GEMM
+// is done.
 #include <deque>
 #include <unordered_map>
 

@@ -152,9 +152,9 @@ TEST(DecodeLevers, TwoLevelReduceRoundsAndLinks) {
       EXPECT_EQ(s->peer->cube, s->pe.cube) << "Level 2 send left the cube";
     }
   }
-  // Per group: 7 PEs of each of 8 cubes send once, 7 cubes send once; 3 messages a state.
-  EXPECT_EQ(level2, 2u * 8 * 7 * 3);
-  EXPECT_EQ(level1, 2u * 7 * 3);
+  // Per group: 7 PEs of each of 8 cubes send their state once, 7 cube roots once.
+  EXPECT_EQ(level2, 2u * 8 * 7);
+  EXPECT_EQ(level1, 2u * 7);
 }
 
 TEST(DecodeLevers, OnlyTheGroupRootsStoreO) {

@@ -162,3 +162,29 @@ TEST(DmaHbm, StreamOfEveryPeMatchesThePrediction) {
 }
 
 }  // namespace kb
+
+namespace kb {
+
+TEST(DmaHbm, QueuedCommandsOfAChannelStreamBackToBack) {
+  // Three 16 KiB reads queued on one read channel: the second starts issuing as soon as
+  // the first has issued its last burst, so the wire never idles between commands and
+  // they finish at latency + k * 16 KiB / bw, in order.
+  const Topology topo = test::topology("small_1sip_2x2x2");
+  System sys("system", topo);
+  const auto& map = sys.sip(SipId(0)).address_map();
+  std::vector<const Command*> cmds;
+  sys.pe(PeCoord{SipId(0), CubeId(0), PeId(1)}).cpu.load([&](PeCpu& cpu) {
+    for (std::uint64_t i = 0; i < 3; ++i) {
+      Command c;
+      c.kind = Command::Kind::DmaRead;
+      c.address = map.hbm(0, 1, i * 16384);
+      c.bytes = 16384;
+      cmds.push_back(&cpu.issue(c));
+    }
+  });
+  sc_core::sc_start();
+  for (std::uint64_t i = 0; i < 3; ++i) EXPECT_EQ(test::cycles(cmds[i]->finished, topo), 120 + (i + 1) * 256);
+  EXPECT_EQ(test::cycles(cmds[1]->started, topo), 0u);  // 8 bursts of the first are out at once
+}
+
+}  // namespace kb
