@@ -109,7 +109,7 @@ int cmd_run(const std::vector<std::string>& args) {
       ("head-dim", po::value(&hd_text)->default_value("128"), "gqa_decode: head dimension d")
       ("cubes-per-group", po::value(&cubes_text)->default_value("8"), "gqa_decode: cubes per KV head (C)")
       ("pes", po::value(&pes_text)->default_value("8"), "gqa_decode: PEs per cube (P)")
-      ("variant", po::value(&variant_text)->default_value("pipelined"), "gqa_decode: naive or pipelined")
+      ("variant", po::value(&variant_text)->default_value("pipelined"), "gqa_decode: naive, pipelined or fused")
       ("tile", po::value(&tile_text)->default_value("0"), "gqa_decode: KV rows per sweep tile (0: auto)")
       ("causal", po::bool_switch(&causal), "causal attention (the default)")
       ("no-causal", po::bool_switch(&no_causal), "attention without the causal mask")
@@ -164,7 +164,7 @@ int cmd_run(const std::vector<std::string>& args) {
   dc.causal = !no_causal;
   dc.dtype = *dtype;
   const auto variant = gqa::parse_variant(variant_text);
-  if (!variant) throw UsageError("--variant '" + variant_text + "': allowed values: naive, pipelined");
+  if (!variant) throw UsageError("--variant '" + variant_text + "': allowed values: naive, pipelined, fused");
   dc.variant = *variant;
 
   const Topology topo = Topology::load(topology_file, sets);

@@ -177,11 +177,12 @@ DecodeResult run_decode(RuntimeContext& rt, const DecodeConfig& c, const Attenti
   };
   for (std::size_t i = first_record; i < log.size(); ++i) {
     const OpRecord& r = log.records()[i];
-    if (r.kind == "composite") widen(res.breakdown.sweep, r.start, r.end);
+    if (r.kind == "composite" || r.kind == "flash_tile") widen(res.breakdown.sweep, r.start, r.end);
     if (r.kind == "send" || r.kind == "recv")
       widen(r.tag >= kTagLevel1 ? res.breakdown.level1 : res.breakdown.level2, r.start, r.end);
     if (r.kind == "store") widen(res.breakdown.store, r.start, r.end);
-    if (r.kind == "composite" && (r.tensor.rfind("k.", 0) == 0 || r.tensor.rfind("v.", 0) == 0))
+    if ((r.kind == "composite" || r.kind == "flash_tile") &&
+        (r.tensor.rfind("k.", 0) == 0 || r.tensor.rfind("v.", 0) == 0))
       res.kv_bytes += r.bytes;
     ++res.issued_ops;
   }

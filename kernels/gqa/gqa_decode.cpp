@@ -10,10 +10,18 @@ namespace kb::gqa {
 std::optional<Variant> parse_variant(const std::string& name) {
   if (name == "naive") return Variant::Naive;
   if (name == "pipelined") return Variant::Pipelined;
+  if (name == "fused") return Variant::Fused;
   return std::nullopt;
 }
 
-const char* variant_name(Variant v) { return v == Variant::Naive ? "naive" : "pipelined"; }
+const char* variant_name(Variant v) {
+  switch (v) {
+    case Variant::Naive: return "naive";
+    case Variant::Pipelined: return "pipelined";
+    case Variant::Fused: return "fused";
+  }
+  return "?";
+}
 
 namespace {
 
@@ -122,6 +130,52 @@ void sweep_pipelined(tl::Ctx& tl, const Rank& r, SoftmaxState& st) {
   if (n_tiles > 0) update_o(n_tiles - 1);
 }
 
+// One scheduler command per tile. Three sets of work buffers: tile j+1 and j+2 are
+// already streaming K while tile j finishes; a set is reused once its tile is done.
+void sweep_fused(tl::Ctx& tl, const Rank& r, SoftmaxState& st) {
+  struct Set {
+    tl::Tensor s, bias, p, pv, m_new, alpha, rowsum, stage_k, stage_v;
+  };
+  const std::uint32_t t = r.p.tile_rows, m = r.m_rows, d = r.p.d;
+  std::array<Set, 3> sets;
+  for (Set& b : sets)
+    b = {tl.persistent({m * t, 1}, DType::fp32, "S"), tl.persistent({m * t, 1}, DType::fp32, "bias"),
+         tl.persistent({m * t, 1}, r.p.dtype, "P"), tl.persistent({m, d}, DType::fp32, "PV"),
+         tl.persistent({m, 1}, DType::fp32, "m_new"), tl.persistent({m, 1}, DType::fp32, "alpha"),
+         tl.persistent({m, 1}, DType::fp32, "rowsum"),
+         tl.persistent({kStageBuffers * r.p.stream_rows, d}, r.p.dtype, "stage_k"),
+         tl.persistent({kStageBuffers * r.p.stream_rows, d}, r.p.dtype, "stage_v")};
+  const std::int64_t first_query = static_cast<std::int64_t>(r.p.s) - r.p.t_q;
+  for (std::size_t j = 0; j < r.tiles.size(); ++j) {
+    const RowRange& tile = r.tiles[j];
+    const Set& b = sets[j % sets.size()];
+    const tl::Tensor k = tl.ref(r.group.k, tile), v = tl.ref(r.group.v, tile);
+    tl::FlashTile f;
+    f.q = &r.q;
+    f.k = &k;
+    f.v = &v;
+    f.m = &st.m;
+    f.l = &st.l;
+    f.o = &st.o;
+    f.scale = r.p.scale;
+    f.causal = r.p.causal && static_cast<std::int64_t>(tile.end()) - 1 > first_query;
+    f.q_pos0 = first_query;
+    f.q_period = r.p.t_q;
+    f.k_pos0 = static_cast<std::int64_t>(tile.begin);
+    f.stream_rows = r.p.stream_rows;
+    f.s = &b.s;
+    f.bias = &b.bias;
+    f.p = &b.p;
+    f.pv = &b.pv;
+    f.m_new = &b.m_new;
+    f.alpha = &b.alpha;
+    f.rowsum = &b.rowsum;
+    f.stage_k = &b.stage_k;
+    f.stage_v = &b.stage_v;
+    tl.flash_tile(f);
+  }
+}
+
 }  // namespace
 
 void gqa_decode(tl::Ctx& tl, std::shared_ptr<const DecodeParams> params) {
@@ -147,8 +201,11 @@ void gqa_decode(tl::Ctx& tl, std::shared_ptr<const DecodeParams> params) {
   if (!r.tiles.empty()) r.q = tl.load(group->q, tl.shard_rows(group->q));  // first: it gates the sweep
   SoftmaxState st = SoftmaxState::empty(tl, r.m_rows, p.d);
   if (!r.tiles.empty()) {
-    if (p.variant == Variant::Naive) sweep_naive(tl, r, st);
-    else sweep_pipelined(tl, r, st);
+    switch (p.variant) {
+      case Variant::Naive: sweep_naive(tl, r, st); break;
+      case Variant::Pipelined: sweep_pipelined(tl, r, st); break;
+      case Variant::Fused: sweep_fused(tl, r, st); break;
+    }
   }
 
   // Level 2: binomial tree over the cube's PEs (IPCQ), root PE 0.

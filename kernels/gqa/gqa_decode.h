@@ -18,6 +18,7 @@ namespace kb::gqa {
 enum class Variant : std::uint8_t {
   Naive,      // opt1: each tile's GEMMs, softmax and update in order
   Pipelined,  // opt3: tile j+1's Q.K^T is issued before tile j's softmax; O's update lags a tile
+  Fused,      // opt2: each tile is one extended-composite scheduler command (tl.flash_tile)
 };
 std::optional<Variant> parse_variant(const std::string& name);
 const char* variant_name(Variant v);

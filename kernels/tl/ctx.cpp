@@ -382,6 +382,119 @@ Tensor Ctx::gemm_into(const Tensor& a, const Tensor& b, const CompositeOpts& opt
   return out;
 }
 
+Tensor Ctx::flash_tile(const FlashTile& f) {
+  const std::string op = "flash_tile";
+  const Tensor* required[] = {f.q, f.k, f.v, f.m, f.l, f.o, f.s, f.bias, f.p, f.pv, f.m_new, f.alpha, f.rowsum,
+                              f.stage_k, f.stage_v};
+  for (const Tensor* t : required)
+    if (t == nullptr) fail(op, "every tensor of the FlashTile must be given");
+  for (const Tensor* t : required) check(*t, op, "operand");
+  if (!f.k->is_ref() || !f.v->is_ref()) fail(op, "k and v must be HBM refs");
+  const std::uint32_t m = f.q->rows(), d = f.q->cols(), n = f.k->rows();
+  if (f.k->cols() != d || f.v->cols() != d || f.v->rows() != n || f.o->rows() != m || f.o->cols() != d)
+    fail(op, "shape mismatch: q " + shape_text(f.q->shape()) + ", k " + shape_text(f.k->shape()) + ", v " +
+                 shape_text(f.v->shape()) + ", o " + shape_text(f.o->shape()));
+  const std::uint32_t tile = std::min(f.stream_rows, std::max<std::uint32_t>(n, 1));
+  for (const Tensor* st : {f.stage_k, f.stage_v})
+    if (st->rows() < 2 * tile || st->cols() != d || st->dtype() != f.k->dtype())
+      fail(op, "stage is " + shape_text(st->shape()) + "; streaming needs at least [" + std::to_string(2 * tile) +
+                   ", " + std::to_string(d) + "] " + dtype_name(f.k->dtype()));
+  for (const Tensor* b : {f.s, f.bias, f.p})
+    if (b->elements() < static_cast<std::uint64_t>(m) * n) fail(op, "work buffer '" + b->name() + "' is too small");
+  consume(*f.q, op);
+  // The work buffers are this tile's own: wait until an earlier tile no longer uses them.
+  // The state (m, l, o) is not waited for: the scheduler orders the tiles' updates of it.
+  for (const Tensor* b : {f.s, f.bias, f.p, f.pv, f.m_new, f.alpha, f.rowsum, f.stage_k, f.stage_v}) prepare_write(*b);
+  auto block_view = [&](const Tensor& flat, DType dt) {
+    TcmView v = view_of(flat);
+    v.dtype = dt;
+    v.rows = m;
+    v.cols = n;
+    v.stride = n;
+    return v;
+  };
+  const TcmView S = block_view(*f.s, DType::fp32), P = block_view(*f.p, f.p->dtype());
+  const TcmView B = block_view(*f.bias, DType::fp32);
+  const TcmView M = view_of(*f.m), L = view_of(*f.l), O = view_of(*f.o), PV = view_of(*f.pv);
+  const TcmView MN = view_of(*f.m_new), A = view_of(*f.alpha), RS = view_of(*f.rowsum);
+
+  Command seq;
+  seq.kind = Command::Kind::Sequence;
+  auto stream = [&](const Tensor& ref, const Tensor& stage, TcmView a, TcmView c, bool trans_b) {
+    Command x;
+    x.kind = Command::Kind::Composite;
+    x.m = m;
+    x.n = trans_b ? n : d;
+    x.k = trans_b ? d : n;
+    x.a = a;
+    x.c = c;
+    x.trans_b = trans_b;
+    x.address = ref.ref_->address;
+    x.b_row_bytes = ref.ref_->tensor.row_bytes();
+    x.b.dtype = ref.dtype();
+    x.b.rows = n;
+    x.b.cols = d;
+    x.tile_rows = tile;
+    x.stage = view_of(stage);
+    x.stage.rows = tile;
+    x.stage_buffers = stage.rows() / tile;
+    seq.steps.push_back(x);
+  };
+  auto math_step = [&](MathOp mop, TcmView in0, TcmView in1, TcmView out, std::uint32_t reduce_width = 0,
+                       float scalar = 0, bool serial = false) {
+    Command x;
+    x.kind = Command::Kind::Math;
+    x.op = mop;
+    x.in0 = in0;
+    x.in1 = in1;
+    x.out = out;
+    x.scalar = scalar;
+    x.elements = std::max(in0.elements(), out.elements());
+    x.reduce_width = reduce_width;
+    x.serial = serial;
+    seq.steps.push_back(x);
+  };
+  stream(*f.k, *f.stage_k, view_of(*f.q), S, true);
+  math_step(MathOp::Scale, S, {}, S, 0, f.scale);
+  if (f.causal) {
+    Command bias;
+    bias.kind = Command::Kind::Math;
+    bias.op = MathOp::CausalBias;
+    bias.out = B;
+    bias.q_pos0 = f.q_pos0;
+    bias.q_period = f.q_period;
+    bias.k_pos0 = f.k_pos0;
+    bias.elements = B.elements();
+    seq.steps.push_back(bias);
+    math_step(MathOp::Add, S, B, S);
+  }
+  math_step(MathOp::RowMax, S, {}, MN, n);
+  math_step(MathOp::Maximum, M, MN, MN, 0, 0, true);  // first touch of the state: after earlier tiles
+  math_step(MathOp::ExpDiff, S, MN, S);
+  math_step(MathOp::ExpDiff, M, MN, A);
+  math_step(MathOp::RowSum, S, {}, RS, n);
+  math_step(MathOp::Mul, L, A, L);
+  math_step(MathOp::Add, L, RS, L);
+  math_step(MathOp::Copy, MN, {}, M);
+  math_step(MathOp::Copy, S, {}, P);
+  math_step(MathOp::Mul, O, A, O);
+  stream(*f.v, *f.stage_v, P, PV, false);
+  math_step(MathOp::Add, O, PV, O);
+
+  charge("composite");
+  OpRecord r;
+  r.engine = "gemm";
+  r.kind = op;
+  r.bytes = f.k->bytes() + f.v->bytes();
+  r.flops = 4ull * m * n * d;
+  r.tensor = f.k->name();
+  const Command& cmd = issue(seq, std::move(r));
+  for (const Tensor* b : {f.s, f.bias, f.p, f.pv, f.m_new, f.alpha, f.rowsum, f.stage_k, f.stage_v, f.m, f.l, f.o})
+    b->buffer_->producer = &cmd;
+  f.q->buffer_->readers.push_back(&cmd);
+  return *f.o;
+}
+
 Tensor Ctx::composite(const Tensor& a, const Tensor& b, const CompositeOpts& opts) {
   return gemm_into(a, b, opts, true);
 }

@@ -33,6 +33,27 @@ struct CompositeOpts {
   const Tensor* stage = nullptr;
 };
 
+// One attention tile as a single scheduler command (an extended composite): stream K
+// and S = q.K^T * scale (+ causal mask), the online-softmax update of (m, l), stream V
+// and P.V, and O = O * alpha + P.V. All buffers are the caller's (persistent ones, so
+// the next tile can be issued while this one runs).
+struct FlashTile {
+  const Tensor* q = nullptr;          // [M, d]
+  const Tensor* k = nullptr;          // ref: [n, d]
+  const Tensor* v = nullptr;          // ref: [n, d]
+  const Tensor *m = nullptr, *l = nullptr, *o = nullptr;  // the running state: [M,1], [M,1], [M,d] fp32
+  float scale = 1;
+  bool causal = false;                // mask keys after query position q_pos0 + row % q_period
+  std::int64_t q_pos0 = 0, k_pos0 = 0;
+  std::uint32_t q_period = 1;
+  std::uint32_t stream_rows = 64;     // rows per streamed K / V tile
+  // Work buffers: s and bias [M*n] fp32; p [M*n] in v's dtype; pv [M, d] fp32; m_new,
+  // alpha and rowsum [M, 1] fp32; stage_k and stage_v as CompositeOpts::stage.
+  const Tensor *s = nullptr, *bias = nullptr, *p = nullptr, *pv = nullptr;
+  const Tensor *m_new = nullptr, *alpha = nullptr, *rowsum = nullptr;
+  const Tensor *stage_k = nullptr, *stage_v = nullptr;
+};
+
 class Ctx;
 
 // Frees every scratch buffer allocated inside it when it ends, once the commands that
@@ -90,6 +111,8 @@ class Ctx {
   // GEMMs: c = a x b (b [k, n]) or a x b^T (trans_b, b [n, k]); fp32 result.
   Tensor composite(const Tensor& a, const Tensor& b, const CompositeOpts& opts = {});
   Tensor dot(const Tensor& a, const Tensor& b, bool trans_b = false);
+  // Issues one FlashTile; returns a handle that completes when the tile's work is done.
+  Tensor flash_tile(const FlashTile& f);
 
   // Elementwise with row/column broadcast of b; fp32 result (or into `out`).
   Tensor add(const Tensor& a, const Tensor& b, const Tensor* out = nullptr);

@@ -47,7 +47,8 @@ EngineKind Command::engine() const {
     case Kind::DmaRead:
     case Kind::DmaWrite: return EngineKind::Dma;
     case Kind::Gemm:
-    case Kind::Composite: return EngineKind::Gemm;
+    case Kind::Composite:
+    case Kind::Sequence: return EngineKind::Gemm;
     case Kind::Math: return EngineKind::Math;
     case Kind::Send: return EngineKind::Ipcq;
   }

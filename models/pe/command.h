@@ -3,6 +3,7 @@
 // an engine as a tlm_generic_payload carrying a CommandExtension.
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <systemc>
 #include <tlm>
@@ -36,7 +37,7 @@ const char* math_op_name(MathOp op);
 const char* math_cost_key(MathOp op);
 
 struct Command {
-  enum class Kind : std::uint8_t { DmaRead, DmaWrite, Gemm, Composite, Math, Send };
+  enum class Kind : std::uint8_t { DmaRead, DmaWrite, Gemm, Composite, Math, Send, Sequence };
   Kind kind = Kind::DmaRead;
 
   // DmaRead / DmaWrite / Send: HBM address (or nothing for Send), bytes, TCM buffer
@@ -70,6 +71,12 @@ struct Command {
 
   // Send: destination PE in the same SIP, message tag.
   std::uint32_t dst_cube = 0, dst_pe = 0, tag = 0;
+
+  // Sequence (an extended composite): `steps` run one after the other in the scheduler.
+  // A step marked `serial` also waits until every earlier sequence has finished (it
+  // touches state those sequences update).
+  std::vector<Command> steps;
+  bool serial = false;
 
   bool data = false;          // data mode: the engine computes real values
   std::uint64_t op_id = 0;    // the op-log record this command belongs to

@@ -30,17 +30,30 @@ tlm::tlm_sync_enum PeScheduler::nb_transport_fw(tlm::tlm_generic_payload& gp, tl
                                                 sc_core::sc_time& delay) {
   return responder_.forward(name(), gp, phase, delay, [this](tlm::tlm_generic_payload& cmd_gp, const sc_core::sc_time&) {
     if (cmd_gp.has_mm()) cmd_gp.acquire();
-    if (CommandExtension::of(cmd_gp).kind == Command::Kind::Composite) start_composite(cmd_gp);
+    const Command::Kind kind = CommandExtension::of(cmd_gp).kind;
+    if (kind == Command::Kind::Composite) start_composite(cmd_gp);
+    else if (kind == Command::Kind::Sequence) start_sequence(cmd_gp);
     else engine(CommandExtension::of(cmd_gp).engine()).send(cmd_gp);
     return true;
   });
 }
 
+void PeScheduler::finished(tlm::tlm_generic_payload& macro, sc_core::sc_time started) {
+  if (const auto step = step_of_.find(&CommandExtension::of(macro)); step != step_of_.end()) {
+    Sequence& s = *step->second;
+    CommandExtension::of(macro).started = started;
+    step_of_.erase(step);
+    step_done(s, macro);
+    return;
+  }
+  responder_.respond(macro, sc_core::SC_ZERO_TIME);
+}
+
 void PeScheduler::engine_done(tlm::tlm_generic_payload& gp) {
   const Command& done = CommandExtension::of(gp);
   const auto it = sub_of_.find(&done);
-  if (it == sub_of_.end()) {  // a plain command: back to the CPU
-    responder_.respond(gp, sc_core::SC_ZERO_TIME);
+  if (it == sub_of_.end()) {  // a plain command: back to the CPU, or the next step
+    finished(gp, done.started);
     return;
   }
   auto [comp, tile] = it->second;
@@ -55,14 +68,57 @@ void PeScheduler::engine_done(tlm::tlm_generic_payload& gp) {
   if (c.loads < c.tiles) issue_load(c, c.loads);  // the buffer of this tile is free again
   if (c.gemms_done < c.tiles) return;
   Command& macro = CommandExtension::of(*c.macro);
-  macro.started = sc_core::sc_time_stamp();
-  for (const Command& s : c.subs) macro.started = std::min(macro.started, s.started);
+  sc_core::sc_time started = sc_core::sc_time_stamp();
+  for (const Command& s : c.subs) started = std::min(started, s.started);
+  macro.started = started;
   macro.finished = sc_core::sc_time_stamp();
   c.macro->set_response_status(tlm::TLM_OK_RESPONSE);
-  responder_.respond(*c.macro, sc_core::SC_ZERO_TIME);
+  tlm::tlm_generic_payload* whole = c.macro;
   // Composites finish in issue order (one GEMM FIFO); drop the finished ones at the front.
   c.macro = nullptr;
   while (!composites_.empty() && composites_.front().macro == nullptr) composites_.pop_front();
+  finished(*whole, started);
+}
+
+void PeScheduler::start_sequence(tlm::tlm_generic_payload& gp) {
+  Sequence& s = sequences_.emplace_back();
+  s.macro = &gp;
+  const Command& cmd = CommandExtension::of(gp);
+  for (const Command& step : cmd.steps) {
+    Command& copy = s.steps.emplace_back(step);
+    copy.data = cmd.data;
+  }
+  advance(s);
+}
+
+void PeScheduler::advance(Sequence& s) {
+  if (s.in_step || s.done) return;
+  if (s.next == s.steps.size()) {
+    s.done = true;
+    Command& macro = CommandExtension::of(*s.macro);
+    macro.started = s.steps.empty() ? sc_core::sc_time_stamp() : s.steps.front().started;
+    macro.finished = sc_core::sc_time_stamp();
+    s.macro->set_response_status(tlm::TLM_OK_RESPONSE);
+    responder_.respond(*s.macro, sc_core::SC_ZERO_TIME);
+    while (!sequences_.empty() && sequences_.front().done) sequences_.pop_front();
+    if (!sequences_.empty()) advance(sequences_.front());  // its serial step may go now
+    return;
+  }
+  Command& step = s.steps[s.next];
+  if (step.serial && &sequences_.front() != &s) return;  // earlier sequences still run
+  s.in_step = true;
+  ++s.next;
+  step.issued = sc_core::sc_time_stamp();
+  tlm::tlm_generic_payload* gp = command_payload(pool_, step);
+  step_of_[&step] = &s;
+  if (step.kind == Command::Kind::Composite) start_composite(*gp);
+  else engine(step.engine()).send(*gp);
+}
+
+void PeScheduler::step_done(Sequence& s, tlm::tlm_generic_payload& gp) {
+  gp.release();
+  s.in_step = false;
+  advance(s);
 }
 
 void PeScheduler::start_composite(tlm::tlm_generic_payload& gp) {

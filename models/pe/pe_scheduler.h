@@ -4,7 +4,8 @@
 // composite GEMM whose B operand lies in HBM it expands into a tile plan: B is streamed
 // in tiles of `tile_rows` rows through N >= 2 TCM staging buffers, the DMA loading the
 // next tiles while the GEMM engine works on tile j; a buffer is reloaded once its GEMM
-// is done.
+// is done. A sequence (an extended composite) it runs step by step, each step a plain
+// command or a composite, so one CPU command can carry a whole attention tile.
 #include <deque>
 #include <unordered_map>
 
@@ -31,11 +32,22 @@ class PeScheduler : public sc_core::sc_module {
     std::uint32_t tiles = 0, loads = 0, gemms_done = 0;
     std::deque<Command> subs;
   };
+  struct Sequence {
+    tlm::tlm_generic_payload* macro = nullptr;
+    std::size_t next = 0;       // the step to issue
+    bool in_step = false;       // a step is running
+    bool done = false;
+    std::deque<Command> steps;  // copies that carry their own lifecycle
+  };
 
   tlm::tlm_sync_enum nb_transport_fw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
                                      sc_core::sc_time& delay);
   void engine_done(tlm::tlm_generic_payload& gp);
   void start_composite(tlm::tlm_generic_payload& gp);
+  void start_sequence(tlm::tlm_generic_payload& gp);
+  void advance(Sequence& s);
+  void step_done(Sequence& s, tlm::tlm_generic_payload& gp);
+  void finished(tlm::tlm_generic_payload& macro, sc_core::sc_time started);  // respond to the CPU
   void issue_load(Composite& c, std::uint32_t tile);
   void issue_gemm(Composite& c, std::uint32_t tile);
   void issue_sub(Command& sub, InitiatorPort& port);
@@ -45,6 +57,8 @@ class PeScheduler : public sc_core::sc_module {
   PayloadPool pool_;
   std::deque<Composite> composites_;
   std::unordered_map<const Command*, std::pair<Composite*, std::uint32_t>> sub_of_;  // -> tile
+  std::deque<Sequence> sequences_;
+  std::unordered_map<const Command*, Sequence*> step_of_;
 };
 
 }  // namespace kb

@@ -61,6 +61,10 @@ INSTANTIATE_TEST_SUITE_P(
 INSTANTIATE_TEST_SUITE_P(Naive, DecodeParity,
                          ::testing::Values(ParityParam{8, 1, 8, 8, DType::bf16, gqa::Variant::Naive},
                                            ParityParam{8, 16, 8, 8, DType::fp32, gqa::Variant::Naive}));
+INSTANTIATE_TEST_SUITE_P(Fused, DecodeParity,
+                         ::testing::Values(ParityParam{8, 1, 8, 8, DType::bf16, gqa::Variant::Fused},
+                                           ParityParam{8, 16, 8, 8, DType::fp32, gqa::Variant::Fused},
+                                           ParityParam{1, 16, 1, 1, DType::bf16, gqa::Variant::Fused}));
 
 TEST(DecodeParity, RealGqaOnFourSipsNotCausal) {
   Machine m("llama70b_4sip", true);
@@ -192,6 +196,21 @@ TEST(DecodeLevers, PipelinedIssuesTheNextQkBeforeTheSoftmaxAndIsFaster) {
     for (std::size_t j = 0; j + 1 < qk.size(); ++j) EXPECT_LT(qk[j + 1]->issue, pv[j]->issue) << "tile " << j;
   }
   EXPECT_LT(cycles[1], cycles[0]);
+}
+
+TEST(DecodeLevers, FusedIssuesFarFewerOps) {
+  Machine m = one_sip(false);
+  std::uint64_t ops[2];
+  const gqa::Variant variants[2] = {gqa::Variant::Pipelined, gqa::Variant::Fused};
+  for (int i = 0; i < 2; ++i) {
+    DecodeConfig cfg = small(8, 1, 8, 8, DType::bf16);
+    cfg.s = 65536;
+    cfg.tile_rows = 32;  // 16 tiles per rank: the per-tile ops dominate
+    cfg.variant = variants[i];
+    ops[i] = timing_run(m, cfg).issued_ops;
+  }
+  // Pipelined issues ~15 ops per tile, fused a flash_tile and two refs; the reduce is the same.
+  EXPECT_LT(2 * ops[1], ops[0]);
 }
 
 TEST(DecodeLevers, PeakTcmDoesNotGrowWithS) {
