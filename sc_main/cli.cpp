@@ -115,7 +115,7 @@ int cmd_run(const std::vector<std::string>& args) {
       ("no-causal", po::bool_switch(&no_causal), "attention without the causal mask")
       ("inputs", po::value(&inputs_dir), "gqa_decode: read q.npy [H_q,T_q,d], k.npy and v.npy [H_kv,S,d] from DIR")
       ("outputs", po::value(&outputs_dir), "gqa_decode: write o.npy [H_q,T_q,d] to DIR (data mode)")
-      ("check", po::bool_switch(&check), "gqa_decode: compare O with the fp64 reference (data mode); exit 1 if off")
+      ("check", po::bool_switch(&check), "gqa_decode: exit 1 if O misses the fp64 reference's tolerance (data mode)")
       ("bytes", po::value(&bytes_text)->default_value("256KiB"), "hbm_stream: bytes each PE moves")
       ("write", po::bool_switch(&write), "hbm_stream: write to HBM instead of reading")
       ("rows", po::value(&rows_text)->default_value("256"), "tiled_gemm/row_softmax: rows per PE")
@@ -220,13 +220,13 @@ int cmd_run(const std::vector<std::string>& args) {
     info.peak_rss_kib = report::peak_rss_kib();
     info.transactions = system.transactions();
     std::optional<report::NumericCheck> numerics;
-    if (check) numerics = report::check_attention(dc, *inputs, *r.o);
+    if (r.o) numerics = report::check_attention(dc, *inputs, *r.o);
     std::cout << report::format_decode(topo, dc, r, numerics, info);
     write_op_log();
     if (!outputs_dir.empty()) write_npy(outputs_dir + "/o.npy", *r.o);
     if (!json_file.empty())
       write_file_atomically(json_file, report::decode_json(topo, dc, r, numerics, info).dump(2) + "\n");
-    return numerics && !numerics->pass ? 1 : 0;
+    return check && !numerics->pass ? 1 : 0;
   }
   report::KernelSummary summary;
   summary.kernel = kernel;
