@@ -75,11 +75,67 @@ SoftmaxState views(tl::Ctx& tl, const tl::Tensor& packed) {
 
 }  // namespace
 
+namespace {
+
+// The pieces of `rows` that lie in one shard each, as (rows, offset into `rows`).
+std::vector<std::pair<RowRange, std::uint32_t>> pieces(const DeviceTensor& t, RowRange rows) {
+  std::vector<std::pair<RowRange, std::uint32_t>> out;
+  std::uint64_t at = rows.begin;
+  while (at < rows.end()) {
+    std::uint64_t end = rows.end();
+    for (const ShardPlacement& p : t.placements())
+      if (p.rows.count > 0 && at >= p.rows.begin && at < p.rows.end()) end = std::min(end, p.rows.end());
+    out.push_back({{at, end - at}, static_cast<std::uint32_t>(at - rows.begin)});
+    at = end;
+  }
+  return out;
+}
+
+}  // namespace
+
+void load_rows(tl::Ctx& tl, const DeviceTensor& t, RowRange rows, const tl::Tensor& into) {
+  for (const auto& [piece, offset] : pieces(t, rows)) {
+    const tl::Tensor part = tl.rows(into, offset, static_cast<std::uint32_t>(piece.count));
+    tl.load(t, piece, &part);
+  }
+}
+
+void store_rows(tl::Ctx& tl, const DeviceTensor& t, RowRange rows, const tl::Tensor& from) {
+  for (const auto& [piece, offset] : pieces(t, rows))
+    tl.store(t, piece, tl.rows(from, offset, static_cast<std::uint32_t>(piece.count)));
+}
+
+std::vector<std::uint32_t> ring_order(std::uint32_t w, std::uint32_t h) {
+  if (w * h <= 2) {
+    std::vector<std::uint32_t> r;
+    for (std::uint32_t i = 0; i < w * h; ++i) r.push_back(i);
+    return r;
+  }
+  // With an even number of rows: along row 0, snake back over columns 1.. of the other
+  // rows, then up column 0. An even number of columns: the same, transposed.
+  const bool transpose = h % 2 != 0;
+  const std::uint32_t cols = transpose ? h : w, rows = transpose ? w : h;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> path;  // (x, y) in the possibly transposed grid
+  for (std::uint32_t x = 0; x < cols; ++x) path.emplace_back(x, 0);
+  for (std::uint32_t y = 1; y < rows; ++y)
+    for (std::uint32_t i = 0; i + 1 < cols; ++i) path.emplace_back(y % 2 == 1 ? cols - 1 - i : 1 + i, y);
+  for (std::uint32_t y = rows - 1; y >= 1; --y) path.emplace_back(0, y);
+  std::vector<std::uint32_t> order;
+  for (const auto& [x, y] : path) order.push_back(transpose ? x * w + y : y * w + x);
+  return order;
+}
+
 SoftmaxState SoftmaxState::empty(tl::Ctx& tl, std::uint32_t rows, std::uint32_t d) {
   const SoftmaxState s = views(tl, tl.persistent({rows, d + 2}, DType::fp32, "state"));
-  tl.fill(s.ol, 0.0f);
-  tl.fill(s.m, -std::numeric_limits<float>::infinity());
+  s.reset(tl);
   return s;
+}
+
+SoftmaxState SoftmaxState::of(tl::Ctx& tl, const tl::Tensor& packed) { return views(tl, packed); }
+
+void SoftmaxState::reset(tl::Ctx& tl) const {
+  tl.fill(ol, 0.0f);
+  tl.fill(m, -std::numeric_limits<float>::infinity());
 }
 
 void merge(tl::Ctx& tl, SoftmaxState& s, const SoftmaxState& other) {

@@ -33,11 +33,21 @@ std::uint32_t binomial_rounds(std::uint32_t pes);  // ceil(log2 P)
 TreeNode center_node(std::uint32_t index, std::uint32_t w, std::uint32_t h);
 std::uint32_t center_rounds(std::uint32_t w, std::uint32_t h);  // ceil((w-1)/2) + ceil((h-1)/2)
 
+// load / store of rows that may span several shards: one DMA per shard they touch.
+void load_rows(tl::Ctx& tl, const DeviceTensor& t, RowRange rows, const tl::Tensor& into);
+void store_rows(tl::Ctx& tl, const DeviceTensor& t, RowRange rows, const tl::Tensor& from);
+
+// A Hamiltonian cycle of a w x h group (group-local indices, every step one mesh hop),
+// for the prefill ring. Exists for every even w*h (and trivially for 1 cube).
+std::vector<std::uint32_t> ring_order(std::uint32_t w, std::uint32_t h);
+
 // The running (m, l, O) of online softmax, fp32, in one persistent [rows, d + 2] matrix
 // [O | l | m]: a whole state travels as one message, and O and l rescale together.
 struct SoftmaxState {
   tl::Tensor packed, m, l, o, ol;  // column views of packed; ol = [O | l]
   static SoftmaxState empty(tl::Ctx& tl, std::uint32_t rows, std::uint32_t d);  // m=-inf, l=0, O=0
+  static SoftmaxState of(tl::Ctx& tl, const tl::Tensor& packed);  // views of a [rows, d+2] matrix
+  void reset(tl::Ctx& tl) const;                                   // m=-inf, l=0, O=0
 };
 // state = merge(state, (m, l, o)): associative and commutative; a side with m = -inf
 // contributes nothing.

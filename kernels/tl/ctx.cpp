@@ -140,7 +140,7 @@ void Ctx::consume(const Tensor& t, const std::string& op) {
   check(t, op, "operand");
   if (!t.buffer_) return;
   Buffer& b = *t.buffer_;
-  if (b.receiving) take_message(b, t);
+  if (b.receiving) take_message(b);
   if (b.producer) {
     block_on(*b.producer, "'" + b.name + "' for op '" + op + "'");
     b.producer = nullptr;
@@ -150,7 +150,7 @@ void Ctx::consume(const Tensor& t, const std::string& op) {
 
 void Ctx::prepare_write(const Tensor& t) {
   Buffer& b = *t.buffer_;
-  if (b.receiving) take_message(b, t);
+  if (b.receiving) take_message(b);
   if (b.producer) block_on(*b.producer, "'" + b.name + "' before overwriting it");
   for (const Command* r : b.readers) block_on(*r, "readers of '" + b.name + "' before overwriting it");
   b.producer = nullptr;
@@ -223,14 +223,27 @@ Shape rows_shape(const DeviceTensor& t, std::uint64_t rows) {
 Tensor Ctx::ref(const DeviceTensor& t, RowRange rows) {
   const std::string op = "ref";
   if (!t.valid()) fail(op, "empty device tensor");
-  const ShardPlacement* sh = t.device() == sip() ? t.shard_at(cube(), pe()) : nullptr;
+  if (t.device() != sip())
+    fail(op, "'" + t.name() + "' lives on sip" + std::to_string(t.device().value) + "; this PE is on sip" +
+                 std::to_string(sip().value));
+  // The rows must lie in one shard: this PE's own copy if it holds them, else the first
+  // shard that does (its HBM is reached over the cube fabric or the NOC).
+  auto holds = [&](const ShardPlacement* p) {
+    return p && p->rows.count > 0 && rows.begin >= p->rows.begin && rows.end() <= p->rows.end();
+  };
+  const ShardPlacement* sh = t.shard_at(cube(), pe());
+  if (!holds(sh)) {
+    sh = nullptr;
+    for (const ShardPlacement& p : t.placements())
+      if (holds(&p)) {
+        sh = &p;
+        break;
+      }
+  }
   if (!sh)
-    fail(op, "this PE holds no part of '" + t.name() + "' (placed on sip" +
-                 std::to_string(t.device().value) + ", " + t.policy().describe() + ")");
-  if (rows.begin < sh->rows.begin || rows.end() > sh->rows.end())
-    fail(op, "rows [" + std::to_string(rows.begin) + ", " + std::to_string(rows.end()) +
-                 ") of '" + t.name() + "' are outside this PE's shard [" +
-                 std::to_string(sh->rows.begin) + ", " + std::to_string(sh->rows.end()) + ")");
+    fail(op, "rows [" + std::to_string(rows.begin) + ", " + std::to_string(rows.end()) + ") of '" + t.name() +
+                 "' " + shape_text(t.shape()) + " do not lie within one shard (placed " + t.policy().describe() +
+                 ")");
   auto r = std::make_shared<HbmRef>();
   r->tensor = t;
   r->rows = rows;
@@ -258,6 +271,10 @@ Tensor Ctx::load(const DeviceTensor& t, RowRange rows, const Tensor* into) {
   } else {
     x = alloc(src.shape_, t.dtype(), Arena::Scratch, t.name());
   }
+  std::erase_if(stores_, [](const PendingStore& st) { return st.cmd->done; });
+  for (const PendingStore& st : stores_)
+    if (st.tensor == &t.placements() && st.rows.begin < rows.end() && rows.begin < st.rows.end())
+      block_on(*st.cmd, "a store to rows of '" + t.name() + "' before loading them");
   charge("load");
   Command c;
   c.kind = Command::Kind::DmaRead;
@@ -296,7 +313,9 @@ void Ctx::store(const DeviceTensor& t, RowRange rows, const Tensor& x) {
   r.kind = "store";
   r.bytes = c.bytes;
   r.tensor = t.name();
-  x.buffer_->readers.push_back(&issue(c, std::move(r)));
+  const Command& cmd = issue(c, std::move(r));
+  x.buffer_->readers.push_back(&cmd);
+  stores_.push_back({&t.placements(), rows, &cmd});
 }
 
 // ---- GEMM -----------------------------------------------------------------------------
@@ -751,20 +770,22 @@ Tensor Ctx::recv_async(const PeCoord& src, const Shape& shape, DType dtype, std:
   b.recv_from = src;
   b.recv_tag = tag;
   b.recv_op = log_.append(std::move(r));
+  b.recv_bytes = t.bytes();
+  b.recv_offset = view_of(t).offset;
   return t;
 }
 
-void Ctx::take_message(Buffer& b, const Tensor& t) {
+void Ctx::take_message(Buffer& b) {
   std::optional<Message> m;
   while (!(m = pe_.ipcq.take(b.recv_from.cube.value, b.recv_from.pe.value, b.recv_tag))) {
     waiting_for_ = "a message from " + b.recv_from.str() + " with tag " + std::to_string(b.recv_tag);
     sc_core::wait(pe_.ipcq.message_event());
   }
   waiting_for_.clear();
-  if (m->bytes != t.bytes())
+  if (m->bytes != b.recv_bytes)
     fail("recv", "message from " + b.recv_from.str() + " tag " + std::to_string(b.recv_tag) + " has " +
-                     std::to_string(m->bytes) + " bytes, the receive expects " + std::to_string(t.bytes()));
-  if (data_ && !m->data.empty()) std::copy(m->data.begin(), m->data.end(), pe_.tcm.data(view_of(t).offset));
+                     std::to_string(m->bytes) + " bytes, the receive expects " + std::to_string(b.recv_bytes));
+  if (data_ && !m->data.empty()) std::copy(m->data.begin(), m->data.end(), pe_.tcm.data(b.recv_offset));
   b.receiving = false;
   log_.at(b.recv_op).end = cycles_of(m->arrival, topo_.cycle());
 }

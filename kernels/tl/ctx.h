@@ -174,7 +174,7 @@ class Ctx {
   Command& issue(Command cmd, OpRecord record);
   std::uint64_t record_cpu(const std::string& kind, const char* cpu_op, const std::string& tensor);
   void block_on(const Command& cmd, const std::string& what);
-  void take_message(Buffer& b, const Tensor& t);
+  void take_message(Buffer& b);
   Tensor math(MathOp op, const std::string& kind, const Tensor& a, const Tensor* b, const Tensor* c,
               const Tensor* out, float scalar = 0);
   Tensor reduce(MathOp op, const std::string& kind, const Tensor& x, int axis);
@@ -189,6 +189,14 @@ class Ctx {
   std::uint64_t persistent_top_ = 0;   // grows up from 0
   std::uint64_t scratch_bottom_;       // grows down from the TCM's end
   std::vector<std::shared_ptr<Buffer>> scratch_;  // live scratch buffers, allocation order
+  // Stores still in flight: a load of the same rows waits for them (the DMA read and
+  // write channels are independent, so a load could otherwise overtake a store).
+  struct PendingStore {
+    const void* tensor;
+    RowRange rows;
+    const Command* cmd;
+  };
+  std::vector<PendingStore> stores_;
   TcmUse use_;
   std::string waiting_for_;
   std::uint32_t scopes_ = 0;

@@ -27,6 +27,7 @@ struct Buffer {
   PeCoord recv_from;
   std::uint32_t recv_tag = 0;
   std::uint64_t recv_op = 0;
+  std::uint64_t recv_bytes = 0, recv_offset = 0;  // what the posted receive expects, and where
 };
 
 // An HBM-resident operand (`ref`): rows of a device tensor, never loaded by the kernel.

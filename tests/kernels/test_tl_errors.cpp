@@ -75,11 +75,26 @@ TEST(TlErrors, DtypeMismatch) {
   expect_has(msg, kWho + std::string("op 'store': dtype mismatch: storing fp32 into bf16 tensor 'o' (cast it first)"));
 }
 
-TEST(TlErrors, RowsOutsideTheShard) {
+TEST(TlErrors, RowsAcrossTwoShards) {
   Machine m("small_1sip_2x2x2", false);
   const DeviceTensor k = m.rt.empty("k", {100, 8}, DType::bf16, DPPolicy::shard2d(1, 2, 2));
-  const std::string msg = error_of(m, [&](tl::Ctx& tl) { tl.load(k, {0, 10}); });
-  expect_has(msg, kWho + std::string("op 'ref': rows [0, 10) of 'k' are outside this PE's shard [50, 100)"));
+  const std::string msg = error_of(m, [&](tl::Ctx& tl) { tl.load(k, {40, 20}); });  // shards [0,50), [50,100)
+  expect_has(msg, kWho + std::string("op 'ref': rows [40, 60) of 'k' [100, 8] do not lie within one shard (placed "
+                                     "cubes 1 from cube 2 (row_wise) x pes 2 (row_wise))"));
+}
+
+TEST(TlErrors, TensorOnAnotherSip) {
+  Machine m("tiny_2sip_4x1x1", false);
+  const DeviceTensor k = m.rt.empty("k", {4, 8}, DType::bf16, DPPolicy::shard2d(1, 1, 0), SipId(1));
+  m.rt.launch(SipId(0), "bad_kernel", [&](tl::Ctx& tl) {
+    if (tl.cube().value == 0) tl.load(k, {0, 4});
+  });
+  try {
+    m.rt.run();
+    FAIL() << "accepted";
+  } catch (const tl::KernelError& e) {
+    expect_has(e.what(), "op 'ref': 'k' lives on sip1; this PE is on sip0");
+  }
 }
 
 TEST(TlErrors, SendToAPeThatDoesNotExist) {

@@ -133,6 +133,17 @@ TEST(TlTiming, RecvAsyncOverlapsCompute) {
   EXPECT_EQ(recv.end, send.start + 2 * 4 + 65536 / 64);  // h * hop + bytes / bw
 }
 
+TEST(TlTiming, LoadOfASiblingsShardCrossesTheFabric) {
+  // PE 0 loads rows held by PE 1 of its cube: the DMA goes over the fabric, one burst:
+  // request 16 + HBM 120 + 2048/64, data back 16 + 2048/32.
+  Machine m("small_1sip_2x2x2", false);
+  const DeviceTensor a = m.rt.empty("a", {16, 64}, DType::fp32, DPPolicy::shard2d(1, 2, 0));  // 8 rows each
+  m.rt.launch(SipId(0), "sibling", test::on_pe(kPe, [&](tl::Ctx& tl) { tl.wait(tl.load(a, {8, 8})); }));
+  m.rt.run();
+  const OpRecord& load = *m.rt.op_log().select("dma", "load").at(0);
+  EXPECT_EQ(load.end - load.start, 16 + 120 + 2048 / 64 + 16 + 2048 / 32);
+}
+
 TEST(TlTiming, ScratchScopeKeepsTcmUseToOneIteration) {
   Machine m("small_1sip_2x2x2", false);
   const DeviceTensor a = m.rt.empty("a", {16, 256}, DType::fp32, DPPolicy::replicate(1, 1, 0));

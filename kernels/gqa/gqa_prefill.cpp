@@ -1,0 +1,224 @@
+#include "kernels/gqa/gqa_prefill.h"
+
+#include <algorithm>
+#include <array>
+
+#include "kernels/gqa/helpers.h"
+
+namespace kb::gqa {
+
+std::optional<RowLayout> parse_layout(const std::string& name) {
+  if (name == "contiguous") return RowLayout::Contiguous;
+  if (name == "zigzag") return RowLayout::Zigzag;
+  return std::nullopt;
+}
+
+const char* layout_name(RowLayout l) { return l == RowLayout::Contiguous ? "contiguous" : "zigzag"; }
+
+std::vector<RowRange> query_rows(RowLayout layout, std::uint32_t t_q, std::uint32_t pe, std::uint32_t pes) {
+  std::vector<RowRange> out;
+  if (layout == RowLayout::Contiguous) {
+    out.push_back(shard_rows(t_q, pes, pe));
+  } else {
+    out.push_back(shard_rows(t_q, 2 * pes, pe));
+    out.push_back(shard_rows(t_q, 2 * pes, 2 * pes - 1 - pe));
+  }
+  std::erase_if(out, [](const RowRange& r) { return r.count == 0; });
+  return out;
+}
+
+namespace {
+
+struct QueryTile {
+  RowRange rows;           // query rows of the head
+  std::uint64_t state_row;  // where its state lives in this PE's part of `state`
+  bool started = false;
+};
+
+struct Chunk {
+  std::uint32_t step;
+  RowRange keys;  // KV rows (= key positions)
+};
+
+struct Pe {
+  const PrefillParams& p;
+  const PrefillGroup& g;
+  std::uint32_t cube_index, pe;
+  bool kv_split;  // T_q < P: the PEs share the KV chunks instead of the query rows
+  PeCoord prev, next;
+  std::vector<QueryTile> tiles;
+  std::vector<Chunk> chunks;  // this lane's chunks, in ring order
+};
+
+// The chunks lane `pe` carries: block b's rows, cut at rank-shard boundaries (a step-0
+// load reads one shard) into chunks of at most chunk_rows.
+std::vector<Chunk> lane_chunks(const Pe& x, const std::vector<std::uint32_t>& ring, std::uint32_t pos) {
+  std::vector<Chunk> out;
+  const std::uint32_t c = x.p.cubes;
+  for (std::uint32_t step = 0; step < c; ++step) {
+    const std::uint32_t block = ring[(pos + c - step) % c];
+    std::uint32_t index = 0;
+    for (std::uint32_t q = 0; q < x.p.pes; ++q) {
+      const RowRange shard = x.g.k.placements()[block * x.p.pes + q].rows;
+      for (std::uint64_t r = shard.begin; r < shard.end(); r += x.p.chunk_rows, ++index)
+        if (!x.kv_split || index % x.p.pes == x.pe)
+          out.push_back({step, {r, std::min<std::uint64_t>(x.p.chunk_rows, shard.end() - r)}});
+    }
+  }
+  return out;
+}
+
+// Applies one KV chunk to one query tile whose state is in `st` (TCM): the online-softmax
+// update, masked where some key lies after some query.
+void attend(tl::Ctx& tl, const Pe& x, const tl::Tensor& q, const SoftmaxState& st, const tl::Tensor& k,
+            const tl::Tensor& v, const Chunk& ch, const QueryTile& qt) {
+  const auto scope = tl.scratch_scope();
+  const std::int64_t first_query = static_cast<std::int64_t>(x.p.s - x.p.t_q + qt.rows.begin);
+  tl::Tensor s = tl.mul(tl.dot(q, k, true), x.p.scale);
+  if (x.p.causal && static_cast<std::int64_t>(ch.keys.end()) - 1 > first_query)
+    s = tl.add(s, tl.causal_bias(q.rows(), k.rows(), first_query, q.rows(), static_cast<std::int64_t>(ch.keys.begin)));
+  const tl::Tensor m_new = tl.maximum(st.m, tl.max(s, 1));
+  const tl::Tensor p = tl.exp_diff(s, m_new);
+  const tl::Tensor alpha = tl.exp_diff(st.m, m_new);
+  tl.mul(st.ol, alpha, &st.ol);
+  tl.add(st.l, tl.sum(p, 1), &st.l);
+  tl.add(st.o, tl.dot(tl.cast(p, x.p.dtype), v), &st.o);
+  tl.copy(m_new, st.m);
+}
+
+bool visible(const Pe& x, const Chunk& ch, const QueryTile& qt) {
+  const std::uint64_t last_query = x.p.s - x.p.t_q + qt.rows.end() - 1;
+  return !x.p.causal || ch.keys.begin <= last_query;
+}
+
+}  // namespace
+
+void gqa_prefill(tl::Ctx& tl, std::shared_ptr<const PrefillParams> params) {
+  const PrefillParams& p = *params;
+  if (tl.pe().value >= p.pes) return;
+  const PrefillGroup* group = nullptr;
+  GroupGeometry geo;
+  std::uint32_t ci = 0;
+  for (const PrefillGroup& g : p.groups) {
+    geo = GroupGeometry::of(g.cube_start, p.cubes, tl.mesh_x());
+    if (const auto i = geo.index_of(tl.cube())) {
+      group = &g;
+      ci = *i;
+      break;
+    }
+  }
+  if (group == nullptr) return;
+  const std::vector<std::uint32_t> ring = ring_order(geo.w, geo.h);
+  const auto pos = static_cast<std::uint32_t>(std::find(ring.begin(), ring.end(), ci) - ring.begin());
+  const std::uint32_t c = p.cubes;
+  Pe x{p, *group, ci, tl.pe().value, p.t_q < p.pes, {}, {}, {}, {}};
+  x.prev = PeCoord{tl.sip(), geo.cube_at(ring[(pos + c - 1) % c]), tl.pe()};
+  x.next = PeCoord{tl.sip(), geo.cube_at(ring[(pos + 1) % c]), tl.pe()};
+  std::uint64_t state_row = tl.shard_rows(group->state).begin;  // this PE's part of `state`
+  const auto mine = x.kv_split ? std::vector<RowRange>{{0, p.t_q}} : query_rows(p.layout, p.t_q, x.pe, p.pes);
+  for (const RowRange& r : mine)
+    for (std::uint64_t row = r.begin; row < r.end(); row += p.q_tile) {
+      const std::uint64_t n = std::min<std::uint64_t>(p.q_tile, r.end() - row);
+      x.tiles.push_back({{row, n}, state_row, false});
+      state_row += n;
+    }
+  x.chunks = lane_chunks(x, ring, pos);
+  const DeviceTensor& q_head = group->q[ci];
+  const std::uint32_t d = p.d;
+
+  // Ping-pong buffers: KV chunks (received or loaded), query tiles and their states.
+  std::array<tl::Tensor, 2> kbuf, vbuf, qbuf, sbuf;
+  for (int i = 0; i < 2; ++i) {
+    kbuf[i] = tl.persistent({p.chunk_rows, d}, p.dtype, "ring_k");
+    vbuf[i] = tl.persistent({p.chunk_rows, d}, p.dtype, "ring_v");
+    qbuf[i] = tl.persistent({p.q_tile, d}, p.dtype, "q_tile");
+    sbuf[i] = tl.persistent({p.q_tile, d + 2}, DType::fp32, "state_tile");
+  }
+  auto chunk_view = [&](const tl::Tensor& buf, const Chunk& ch) {
+    return tl.rows(buf, 0, static_cast<std::uint32_t>(ch.keys.count));
+  };
+  auto post_receive = [&](std::size_t k) {
+    const Chunk& ch = x.chunks[k];
+    const Shape shape{static_cast<std::int64_t>(ch.keys.count), d};
+    const tl::Tensor kv = chunk_view(kbuf[k % 2], ch), vv = chunk_view(vbuf[k % 2], ch);
+    return std::make_pair(tl.recv_async(x.prev, shape, p.dtype, kTagRingK, &kv),
+                          tl.recv_async(x.prev, shape, p.dtype, kTagRingV, &vv));
+  };
+  auto fetch = [&](std::size_t k) {
+    const Chunk& ch = x.chunks[k];
+    const tl::Tensor kv = chunk_view(kbuf[k % 2], ch), vv = chunk_view(vbuf[k % 2], ch);
+    return std::make_pair(tl.load(group->k, ch.keys, &kv), tl.load(group->v, ch.keys, &vv));
+  };
+
+  // The pairs (chunk, tile) in order, chunk by chunk; the future ones are skipped. A
+  // pair's query rows and state go to a ping-pong slot, fetched one pair ahead; a
+  // tile visited twice in a row keeps its state in TCM.
+  std::vector<std::pair<std::size_t, std::size_t>> pairs;
+  for (std::size_t k = 0; k < x.chunks.size(); ++k)
+    for (std::size_t t = 0; t < x.tiles.size(); ++t)
+      if (visible(x, x.chunks[k], x.tiles[t])) pairs.emplace_back(k, t);
+  std::vector<std::size_t> slot(pairs.size(), 0);
+  auto same_tile_as_previous = [&](std::size_t i) { return i > 0 && pairs[i].second == pairs[i - 1].second; };
+  for (std::size_t i = 1; i < pairs.size(); ++i) slot[i] = same_tile_as_previous(i) ? slot[i - 1] : 1 - slot[i - 1];
+  auto tile_view = [&](const tl::Tensor& buf, const QueryTile& qt) {
+    return tl.rows(buf, 0, static_cast<std::uint32_t>(qt.rows.count));
+  };
+  auto prefetch = [&](std::size_t i) {
+    if (same_tile_as_previous(i)) return;
+    QueryTile& qt = x.tiles[pairs[i].second];
+    const tl::Tensor qv = tile_view(qbuf[slot[i]], qt), sv = tile_view(sbuf[slot[i]], qt);
+    load_rows(tl, q_head, qt.rows, qv);
+    if (qt.started) tl.load(group->state, {qt.state_row, qt.rows.count}, &sv);
+    else SoftmaxState::of(tl, sv).reset(tl);
+    qt.started = true;
+  };
+
+  std::pair<tl::Tensor, tl::Tensor> current;
+  std::size_t pair = 0;
+  if (!pairs.empty()) prefetch(0);
+  for (std::size_t k = 0; k < x.chunks.size(); ++k) {
+    const Chunk& ch = x.chunks[k];
+    if (k == 0) current = ch.step == 0 ? fetch(0) : post_receive(0);
+    // Post the next chunk's receive (or load) before working on this one.
+    std::optional<std::pair<tl::Tensor, tl::Tensor>> upcoming;
+    if (k + 1 < x.chunks.size()) upcoming = x.chunks[k + 1].step == 0 ? fetch(k + 1) : post_receive(k + 1);
+    if (ch.step + 1 < c) {  // forward along the ring lane
+      tl.send(x.next, current.first, kTagRingK);
+      tl.send(x.next, current.second, kTagRingV);
+    }
+    for (; pair < pairs.size() && pairs[pair].first == k; ++pair) {
+      if (pair + 1 < pairs.size()) prefetch(pair + 1);
+      const QueryTile& qt = x.tiles[pairs[pair].second];
+      const tl::Tensor qv = tile_view(qbuf[slot[pair]], qt), sv = tile_view(sbuf[slot[pair]], qt);
+      attend(tl, x, qv, SoftmaxState::of(tl, sv), current.first, current.second, ch, qt);
+      if (pair + 1 == pairs.size() || pairs[pair + 1].second != pairs[pair].second)
+        tl.store(group->state, {qt.state_row, qt.rows.count}, sv);
+    }
+    if (upcoming) current = *upcoming;
+  }
+
+  // The end: normalise and store each tile's rows of O (KV split: merge in the cube first).
+  const DeviceTensor& o_head = group->o[ci];
+  for (std::size_t t = 0; t < x.tiles.size(); ++t) {
+    const auto scope = tl.scratch_scope();
+    const QueryTile& qt = x.tiles[t];
+    const auto rows = static_cast<std::uint32_t>(qt.rows.count);
+    const tl::Tensor sv = tl.rows(sbuf[0], 0, rows);
+    if (qt.started) tl.load(group->state, {qt.state_row, qt.rows.count}, &sv);
+    else SoftmaxState::of(tl, sv).reset(tl);
+    SoftmaxState st = SoftmaxState::of(tl, sv);
+    if (x.kv_split) {
+      const TreeNode node = binomial_node(x.pe, p.pes);
+      for (const std::uint32_t child : node.children)
+        recv_merge(tl, st, PeCoord{tl.sip(), tl.cube(), PeId(child)}, kTagPrefillMerge);
+      if (node.parent) {
+        send_state(tl, PeCoord{tl.sip(), tl.cube(), PeId(*node.parent)}, st, kTagPrefillMerge);
+        continue;
+      }
+    }
+    const tl::Tensor out = tl.div(st.o, st.l);
+    store_rows(tl, o_head, qt.rows, p.dtype == DType::fp32 ? out : tl.cast(out, p.dtype));
+  }
+}
+
+}  // namespace kb::gqa

@@ -1,0 +1,176 @@
+#include "kernels/gqa/prefill_run.h"
+
+#include <algorithm>
+#include <map>
+#include <stdexcept>
+
+#include "kernels/gqa/helpers.h"
+
+namespace kb::gqa {
+namespace {
+
+[[noreturn]] void bad(const std::string& what) { throw std::invalid_argument(what); }
+
+HostTensor rows_of(const HostTensor& t, std::uint64_t first, std::uint64_t count, std::uint64_t row_elems,
+                   const Shape& shape) {
+  HostTensor h;
+  h.shape = shape;
+  h.data.assign(t.data.begin() + static_cast<long>(first * row_elems),
+                t.data.begin() + static_cast<long>((first + count) * row_elems));
+  return h;
+}
+
+}  // namespace
+
+DecodeConfig PrefillConfig::as_attention() const {
+  DecodeConfig a;
+  a.h_q = h_q;
+  a.h_kv = h_kv;
+  a.d = d;
+  a.s = s;
+  a.t_q = q_len();
+  a.cubes = g();
+  a.pes = pes;
+  a.causal = causal;
+  a.dtype = dtype;
+  a.devices = devices;
+  return a;
+}
+
+void validate(const PrefillConfig& c, const Topology& topo) {
+  if (c.h_kv == 0 || c.h_q == 0 || c.h_q % c.h_kv != 0)
+    bad("--heads-q " + std::to_string(c.h_q) + " must be a positive multiple of --heads-kv " + std::to_string(c.h_kv));
+  if (c.g() % 2 != 0 && c.g() != 1)
+    bad("prefill runs one query head per cube (C = G = " + std::to_string(c.g()) +
+        "); the ring needs an even number of cubes (or one)");
+  if (c.chunk_rows == 0 || c.q_tile == 0) bad("chunk and query tile rows must be at least 1");
+  validate(c.as_attention(), topo);  // shapes, P, the group fitting the mesh, enough SIPs
+}
+
+PrefillResult run_prefill(RuntimeContext& rt, const PrefillConfig& c, const AttentionInputs* inputs) {
+  const Topology& topo = rt.system().topology();
+  validate(c, topo);
+  if (rt.data_mode() && inputs == nullptr) throw std::invalid_argument("data mode needs inputs");
+  const std::uint32_t g = c.g(), t_q = c.q_len();
+  const GroupShape shape = group_shape(g);
+  PrefillResult res;
+  res.devices = c.devices;
+  if (res.devices.empty())
+    for (std::uint32_t s = 0; s < topo.system.sips; ++s) res.devices.emplace_back(s);
+  res.groups_per_sip = topo.cubes_per_sip() / g;
+
+  std::uint64_t rows_per_pe = t_q;
+  if (t_q >= c.pes) {
+    rows_per_pe = 0;
+    for (std::uint32_t pe = 0; pe < c.pes; ++pe) {
+      std::uint64_t n = 0;
+      for (const RowRange& r : query_rows(c.layout, t_q, pe, c.pes)) n += r.count;
+      rows_per_pe = std::max(rows_per_pe, n);
+    }
+  }
+  std::vector<std::shared_ptr<PrefillParams>> params(res.devices.size());
+  for (auto& p : params) {
+    p = std::make_shared<PrefillParams>();
+    p->cubes = g;
+    p->pes = c.pes;
+    p->d = c.d;
+    p->t_q = t_q;
+    p->s = c.s;
+    p->causal = c.causal;
+    p->scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(c.d)));
+    p->layout = c.layout;
+    p->chunk_rows = c.chunk_rows;
+    p->q_tile = c.q_tile;
+    p->rows_per_pe = static_cast<std::uint32_t>(rows_per_pe);
+    p->dtype = c.dtype;
+  }
+  std::vector<std::vector<DeviceTensor>> outputs(c.h_kv);
+  const auto s = static_cast<std::int64_t>(c.s);
+  for (std::uint32_t h = 0; h < c.h_kv; ++h) {
+    const std::uint32_t dev = h / res.groups_per_sip, gi = h % res.groups_per_sip;
+    const SipId sip = res.devices[dev];
+    const std::uint32_t per_row = topo.sip.mesh_x / shape.w;
+    const std::uint32_t start = (gi / per_row) * shape.h * topo.sip.mesh_x + (gi % per_row) * shape.w;
+    const GroupGeometry geo = GroupGeometry::of(start, g, topo.sip.mesh_x);
+    auto name = [h](const char* what, std::uint32_t i = ~0u) {
+      std::string n(what);
+      n += ".h";
+      n += std::to_string(h);
+      if (i != ~0u) {
+        n += '.';
+        n += std::to_string(i);
+      }
+      return n;
+    };
+    PrefillGroup grp;
+    grp.cube_start = start;
+    const DPPolicy kv = DPPolicy::shard2d(g, c.pes, start);
+    if (inputs) {
+      grp.k = rt.from_host(name("k"), rows_of(inputs->k, h * c.s, c.s, c.d, {s, c.d}), c.dtype, kv, sip);
+      grp.v = rt.from_host(name("v"), rows_of(inputs->v, h * c.s, c.s, c.d, {s, c.d}), c.dtype, kv, sip);
+    } else {
+      grp.k = rt.empty(name("k"), {s, c.d}, c.dtype, kv, sip);
+      grp.v = rt.empty(name("v"), {s, c.d}, c.dtype, kv, sip);
+    }
+    grp.state = rt.empty(name("state"), {static_cast<std::int64_t>(g * c.pes * rows_per_pe), c.d + 2}, DType::fp32,
+                         kv, sip);
+    for (std::uint32_t i = 0; i < g; ++i) {
+      const DPPolicy rows{Placement::Replicate, Placement::RowWise, geo.cube_at(i).value, 1, c.pes};
+      const std::uint32_t head = h * g + i;
+      if (inputs)
+        grp.q.push_back(rt.from_host(name("q", i), rows_of(inputs->q, static_cast<std::uint64_t>(head) * t_q, t_q, c.d,
+                                                           {t_q, c.d}),
+                                     c.dtype, rows, sip));
+      else
+        grp.q.push_back(rt.empty(name("q", i), {t_q, c.d}, c.dtype, rows, sip));
+      grp.o.push_back(rt.empty(name("o", i), {t_q, c.d}, c.dtype, rows, sip));
+    }
+    outputs[h] = grp.o;
+    params[dev]->groups.push_back(grp);
+  }
+  for (std::size_t dev = 0; dev < res.devices.size(); ++dev)
+    if (!params[dev]->groups.empty())
+      rt.launch(res.devices[dev], "gqa_prefill", gqa_prefill, std::shared_ptr<const PrefillParams>(params[dev]));
+  const std::size_t first = rt.op_log().size();
+  rt.run();
+  res.cycles = rt.last_run_cycles();
+
+  // The work that must be done: every (query, visible key) pair, 4d FLOPs (Q.K^T and P.V).
+  double pairs = 0;
+  for (std::uint32_t t = 0; t < t_q; ++t) pairs += c.causal ? static_cast<double>(c.s - t_q + t + 1) : static_cast<double>(c.s);
+  res.flops = 4.0 * c.d * c.h_q * pairs;
+  const double pes_used = static_cast<double>(c.h_kv) * g * c.pes;
+  res.roofline_cycles = res.flops / (pes_used * 2.0 * topo.pe.gemm.rows * topo.pe.gemm.cols);
+  const OpLog& log = rt.op_log();
+  std::map<PeCoord, std::uint64_t> gemm_busy;
+  std::map<PeCoord, std::uint64_t> ring_wait;
+  for (std::size_t i = first; i < log.size(); ++i) {
+    const OpRecord& r = log.records()[i];
+    if (r.engine == "gemm") res.gemm_flops += static_cast<double>(r.flops);
+    if (r.kind == "send" && (r.tag == kTagRingK || r.tag == kTagRingV)) {
+      ++res.ring_transfers;
+      res.ring_bytes += r.bytes;
+    }
+    gemm_busy[r.pe];  // every PE that ran counts, busy or not
+  }
+  for (auto& [pe, busy] : gemm_busy)
+    for (const auto& [b, e] : log.busy(pe, "gemm")) busy += e - b;
+  for (const auto& [pe, busy] : gemm_busy) {
+    res.busy_max = std::max(res.busy_max, static_cast<double>(busy));
+    res.busy_mean += static_cast<double>(busy) / static_cast<double>(gemm_busy.size());
+  }
+  (void)ring_wait;
+  if (rt.data_mode()) {
+    HostTensor o;
+    o.shape = {c.h_q, t_q, c.d};
+    for (const auto& heads : outputs)
+      for (const DeviceTensor& t : heads) {
+        const HostTensor part = rt.read(t);
+        o.data.insert(o.data.end(), part.data.begin(), part.data.end());
+      }
+    res.o = std::move(o);
+  }
+  return res;
+}
+
+}  // namespace kb::gqa

@@ -1,0 +1,45 @@
+#pragma once
+// The host side of GQA prefill: validation, placement of every KV head on its group of
+// C = G cubes, launch, and what the op log says (FLOPs, GEMM roofline, PE balance).
+#include <optional>
+#include <vector>
+
+#include "kernels/gqa/decode_run.h"
+#include "kernels/gqa/gqa_prefill.h"
+
+namespace kb::gqa {
+
+struct PrefillConfig {
+  std::uint32_t h_q = 64, h_kv = 8, d = 128;
+  std::uint64_t s = 16384;
+  std::uint32_t t_q = 0;  // 0: S (a whole prompt); less: chunked prefill after a cached prefix
+  std::uint32_t pes = 8;
+  RowLayout layout = RowLayout::Zigzag;
+  bool causal = true;
+  DType dtype = DType::bf16;
+  std::uint32_t chunk_rows = 128, q_tile = 128;
+  std::vector<SipId> devices;  // empty: all
+
+  std::uint32_t g() const { return h_q / h_kv; }
+  std::uint32_t q_len() const { return t_q ? t_q : static_cast<std::uint32_t>(s); }
+  // The same problem as a DecodeConfig (shapes for inputs and the reference).
+  DecodeConfig as_attention() const;
+};
+
+struct PrefillResult {
+  std::uint64_t cycles = 0;
+  std::uint32_t groups_per_sip = 0;
+  std::vector<SipId> devices;
+  double flops = 0;            // causal-aware attention FLOPs (the work that must be done)
+  double gemm_flops = 0;       // FLOPs the GEMM engines actually did
+  double roofline_cycles = 0;  // flops over the GEMM peak of the PEs used
+  std::uint64_t ring_transfers = 0, ring_bytes = 0;
+  double busy_max = 0, busy_mean = 0;  // per-PE GEMM busy cycles
+  double exposed_ring = 0;             // mean per PE: cycles waiting for ring chunks
+  std::optional<HostTensor> o;
+};
+
+void validate(const PrefillConfig& c, const Topology& topo);
+PrefillResult run_prefill(RuntimeContext& rt, const PrefillConfig& c, const AttentionInputs* inputs);
+
+}  // namespace kb::gqa
