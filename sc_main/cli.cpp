@@ -86,14 +86,14 @@ int cmd_run(const std::vector<std::string>& args) {
   std::string kernel, topology_file, bytes_text, devices_text, json_file, op_log_file, dtype_text;
   std::string rows_text, k_text, n_text, m_tile_text, k_tile_text, seed_text;
   std::string seq_text, qlen_text, hq_text, hkv_text, hd_text, cubes_text, pes_text, variant_text, tile_text;
-  std::string inputs_dir, outputs_dir;
+  std::string inputs_dir, outputs_dir, layout_text, chunk_text, qtile_text;
   std::vector<std::string> sets;
   bool write = false, data = false, check = false, causal = false, no_causal = false;
   po::options_description opts("kernbench run options");
   opts.add_options()
       ("help,h", "show this help")
       ("kernel", po::value(&kernel)->default_value("gqa_decode"),
-       "workload: gqa_decode, hbm_stream, tiled_gemm, row_softmax")
+       "workload: gqa_decode, gqa_prefill, hbm_stream, tiled_gemm, row_softmax")
       ("topology", po::value(&topology_file)->default_value(KERNBENCH_DEFAULT_TOPOLOGY), "topology YAML")
       ("set", po::value(&sets)->composing(), "override a topology value: key.path=value (repeatable)")
       ("devices", po::value(&devices_text), "SIPs to run on, e.g. 0-3 or 0,2 (default: all)")
@@ -103,7 +103,10 @@ int cmd_run(const std::vector<std::string>& args) {
       ("json", po::value(&json_file), "write the run's result as JSON to FILE")
       ("op-log", po::value(&op_log_file), "write the op log to FILE (.jsonl or .csv)")
       ("seq-len", po::value(&seq_text)->default_value("32768"), "gqa_decode: context length S")
-      ("q-len", po::value(&qlen_text)->default_value("1"), "gqa_decode: query tokens T_q")
+      ("q-len", po::value(&qlen_text), "query tokens T_q (decode: 1; prefill: S)")
+      ("layout", po::value(&layout_text)->default_value("zigzag"), "gqa_prefill: contiguous or zigzag")
+      ("chunk", po::value(&chunk_text)->default_value("128"), "gqa_prefill: KV rows per ring chunk")
+      ("q-tile", po::value(&qtile_text)->default_value("128"), "gqa_prefill: query rows per tile")
       ("heads-q", po::value(&hq_text)->default_value("64"), "gqa_decode: query heads H_q")
       ("heads-kv", po::value(&hkv_text)->default_value("8"), "gqa_decode: KV heads H_kv")
       ("head-dim", po::value(&hd_text)->default_value("128"), "gqa_decode: head dimension d")
@@ -132,12 +135,14 @@ int cmd_run(const std::vector<std::string>& args) {
   }
   const auto& examples = workloads::example_kernels();
   const bool is_example = std::find(examples.begin(), examples.end(), kernel) != examples.end();
-  if (kernel != "hbm_stream" && kernel != "gqa_decode" && !is_example)
-    throw UsageError("--kernel '" + kernel + "': allowed values: gqa_decode, hbm_stream, tiled_gemm, row_softmax");
+  const bool attention = kernel == "gqa_decode" || kernel == "gqa_prefill";
+  if (kernel != "hbm_stream" && !attention && !is_example)
+    throw UsageError("--kernel '" + kernel + "': allowed values: gqa_decode, gqa_prefill, hbm_stream, tiled_gemm, "
+                     "row_softmax");
   if (causal && no_causal) throw UsageError("--causal and --no-causal contradict each other");
   if ((check || !outputs_dir.empty()) && !data) throw UsageError("--check and --outputs need --data (data mode)");
-  if (kernel != "gqa_decode" && (check || !inputs_dir.empty() || !outputs_dir.empty()))
-    throw UsageError("--check, --inputs and --outputs apply to --kernel gqa_decode");
+  if (!attention && (check || !inputs_dir.empty() || !outputs_dir.empty()))
+    throw UsageError("--check, --inputs and --outputs apply to --kernel gqa_decode and gqa_prefill");
   const auto dtype = parse_dtype(dtype_text);
   if (!dtype) throw UsageError("--dtype '" + dtype_text + "': allowed values: bf16, fp32");
   if (!op_log_file.empty() && !op_log_file.ends_with(".jsonl") && !op_log_file.ends_with(".csv"))
@@ -154,7 +159,7 @@ int cmd_run(const std::vector<std::string>& args) {
   knobs.dtype = *dtype;
   gqa::DecodeConfig dc;
   dc.s = count_flag("--seq-len", seq_text, 0, 1u << 24);
-  dc.t_q = count_flag("--q-len", qlen_text, 0, 1u << 16);
+  dc.t_q = vm.count("q-len") ? count_flag("--q-len", qlen_text, 0, 1u << 24) : 1;
   dc.h_q = count_flag("--heads-q", hq_text, 0, 4096);
   dc.h_kv = count_flag("--heads-kv", hkv_text, 0, 4096);
   dc.d = count_flag("--head-dim", hd_text, 0, 1u << 16);
@@ -166,6 +171,20 @@ int cmd_run(const std::vector<std::string>& args) {
   const auto variant = gqa::parse_variant(variant_text);
   if (!variant) throw UsageError("--variant '" + variant_text + "': allowed values: naive, pipelined, fused");
   dc.variant = *variant;
+  gqa::PrefillConfig pc;
+  pc.h_q = dc.h_q;
+  pc.h_kv = dc.h_kv;
+  pc.d = dc.d;
+  pc.s = dc.s;
+  pc.t_q = vm.count("q-len") ? dc.t_q : 0;
+  pc.pes = dc.pes;
+  pc.causal = dc.causal;
+  pc.dtype = dc.dtype;
+  pc.chunk_rows = count_flag("--chunk", chunk_text, 1, 1u << 16);
+  pc.q_tile = count_flag("--q-tile", qtile_text, 1, 1u << 16);
+  const auto layout = gqa::parse_layout(layout_text);
+  if (!layout) throw UsageError("--layout '" + layout_text + "': allowed values: contiguous, zigzag");
+  pc.layout = *layout;
 
   const Topology topo = Topology::load(topology_file, sets);
   const auto bytes = units::parse_bytes(bytes_text);
@@ -181,12 +200,15 @@ int cmd_run(const std::vector<std::string>& args) {
   if (!outputs_dir.empty() && (!std::filesystem::is_directory(outputs_dir) || ::access(outputs_dir.c_str(), W_OK) != 0))
     throw InputError("--outputs " + outputs_dir + ": not a writable folder");
   dc.devices = devices;
+  pc.devices = devices;
   std::optional<gqa::AttentionInputs> inputs;
-  if (kernel == "gqa_decode") {
+  if (attention) {
     try {
-      gqa::validate(dc, topo);
-      if (!inputs_dir.empty()) inputs = gqa::AttentionInputs::from_npy(inputs_dir, dc);
-      else if (data) inputs = gqa::AttentionInputs::random(dc, knobs.seed);
+      if (kernel == "gqa_decode") gqa::validate(dc, topo);
+      else gqa::validate(pc, topo);
+      const gqa::DecodeConfig shapes = kernel == "gqa_decode" ? dc : pc.as_attention();
+      if (!inputs_dir.empty()) inputs = gqa::AttentionInputs::from_npy(inputs_dir, shapes);
+      else if (data) inputs = gqa::AttentionInputs::random(shapes, knobs.seed);
     } catch (const std::invalid_argument& e) {
       throw InputError(e.what());
     }
@@ -214,6 +236,20 @@ int cmd_run(const std::vector<std::string>& args) {
     if (!op_log_file.empty())
       write_file_atomically(op_log_file, op_log_file.ends_with(".csv") ? rt.op_log().to_csv() : rt.op_log().to_jsonl());
   };
+  if (kernel == "gqa_prefill") {
+    const gqa::PrefillResult r = gqa::run_prefill(rt, pc, inputs ? &*inputs : nullptr);
+    info.simulation_seconds = seconds_since(t0);
+    info.peak_rss_kib = report::peak_rss_kib();
+    info.transactions = system.transactions();
+    std::optional<report::NumericCheck> numerics;
+    if (r.o) numerics = report::check_attention(pc.as_attention(), *inputs, *r.o);
+    std::cout << report::format_prefill(topo, pc, r, numerics, info);
+    write_op_log();
+    if (!outputs_dir.empty()) write_npy(outputs_dir + "/o.npy", *r.o);
+    if (!json_file.empty())
+      write_file_atomically(json_file, report::prefill_json(topo, pc, r, numerics, info).dump(2) + "\n");
+    return check && !numerics->pass ? 1 : 0;
+  }
   if (kernel == "gqa_decode") {
     const gqa::DecodeResult r = gqa::run_decode(rt, dc, inputs ? &*inputs : nullptr);
     info.simulation_seconds = seconds_since(t0);

@@ -240,6 +240,74 @@ nlohmann::json decode_json(const Topology& topo, const gqa::DecodeConfig& c, con
   return j;
 }
 
+std::string format_prefill(const Topology& topo, const gqa::PrefillConfig& c, const gqa::PrefillResult& r,
+                           const std::optional<NumericCheck>& check, const RunInfo& info) {
+  const double ns = 1e9 / topo.pe.clock_hz;
+  std::string s;
+  char line[512];
+  auto add = [&](const char* fmt, auto... args) {
+    std::snprintf(line, sizeof line, fmt, args...);
+    s += line;
+  };
+  add("kernbench: gqa_prefill (%s) on %s (%s), %s mode\n", gqa::layout_name(c.layout), info.topology_name.c_str(),
+      info.topology_file.c_str(), r.o ? "data" : "timing");
+  add("  shape           H_q %u, H_kv %u (G %u), d %u, S %llu, T_q %u, %s, %s\n", c.h_q, c.h_kv, c.g(), c.d,
+      static_cast<unsigned long long>(c.s), c.q_len(), c.causal ? "causal" : "not causal", dtype_name(c.dtype));
+  add("  placement       C = G = %u cubes x P %u PEs per KV head (ring), %u group(s) per SIP, devices %s; chunks of "
+      "%u KV rows, query tiles of %u rows\n",
+      c.g(), c.pes, r.groups_per_sip, devices_text(r.devices).c_str(), c.chunk_rows, c.q_tile);
+  add("  simulated       %llu cycles = %.3f us\n", static_cast<unsigned long long>(r.cycles),
+      static_cast<double>(r.cycles) * ns / 1e3);
+  add("  flops           %.4g (causal-aware attention); GEMMs did %.4g\n", r.flops, r.gemm_flops);
+  add("  roofline        %.0f cycles (FLOPs over the GEMM peak of the %u PEs used): efficiency %.1f%%\n",
+      r.roofline_cycles, c.h_kv * c.g() * c.pes, 100.0 * r.roofline_cycles / static_cast<double>(r.cycles));
+  add("  breakdown       per PE: GEMM busy %.1f%% of the run on average, %.1f%% at most; the rest is softmax MATH, "
+      "state DMA and waiting for ring chunks\n",
+      100.0 * r.busy_mean / static_cast<double>(r.cycles), 100.0 * r.busy_max / static_cast<double>(r.cycles));
+  add("  balance         max / mean PE GEMM busy = %.3f\n", r.busy_mean > 0 ? r.busy_max / r.busy_mean : 0.0);
+  add("  ring            %llu KV chunk transfers, %s\n", static_cast<unsigned long long>(r.ring_transfers),
+      units::format_bytes(r.ring_bytes).c_str());
+  if (check)
+    add("  numerics        max |O - O_fp64| = %.3g; naive %s attention: %.3g; tolerance %.3g: %s\n", check->error,
+        dtype_name(c.dtype), check->naive_error, check->tolerance, check->pass ? "PASS" : "FAIL");
+  add("  wall time       elaboration %.3f s, simulation %.3f s, peak RSS %.1f MiB\n", info.elaboration_seconds,
+      info.simulation_seconds, static_cast<double>(info.peak_rss_kib) / 1024);
+  add("  simulator       %llu transactions, %.0f transactions/s\n", static_cast<unsigned long long>(info.transactions),
+      info.simulation_seconds > 0 ? static_cast<double>(info.transactions) / info.simulation_seconds : 0.0);
+  return s;
+}
+
+nlohmann::json prefill_json(const Topology& topo, const gqa::PrefillConfig& c, const gqa::PrefillResult& r,
+                            const std::optional<NumericCheck>& check, const RunInfo& info) {
+  std::vector<std::uint32_t> devs;
+  for (const SipId d : r.devices) devs.push_back(d.value);
+  nlohmann::json j = {
+      {"kernel", "gqa_prefill"},
+      {"topology", {{"file", info.topology_file}, {"name", info.topology_name}}},
+      {"mode", r.o ? "data" : "timing"},
+      {"knobs",
+       {{"heads_q", c.h_q}, {"heads_kv", c.h_kv}, {"head_dim", c.d}, {"seq_len", c.s}, {"q_len", c.q_len()},
+        {"pes", c.pes}, {"layout", gqa::layout_name(c.layout)}, {"causal", c.causal},
+        {"dtype", dtype_name(c.dtype)}, {"chunk_rows", c.chunk_rows}, {"q_tile", c.q_tile}, {"devices", devs}}},
+      {"simulated_cycles", r.cycles},
+      {"simulated_seconds", static_cast<double>(r.cycles) / topo.pe.clock_hz},
+      {"flops", r.flops},
+      {"gemm_flops", r.gemm_flops},
+      {"roofline_cycles", r.roofline_cycles},
+      {"roofline_efficiency", r.roofline_cycles / static_cast<double>(r.cycles)},
+      {"gemm_busy", {{"mean", r.busy_mean}, {"max", r.busy_max}}},
+      {"imbalance", r.busy_mean > 0 ? r.busy_max / r.busy_mean : 0.0},
+      {"ring", {{"transfers", r.ring_transfers}, {"bytes", r.ring_bytes}}},
+      {"wall",
+       {{"elaboration_seconds", info.elaboration_seconds}, {"simulation_seconds", info.simulation_seconds},
+        {"peak_rss_kib", info.peak_rss_kib}, {"transactions", info.transactions}}},
+  };
+  if (check)
+    j["numerics"] = {{"max_abs_error", check->error}, {"naive_error", check->naive_error},
+                     {"tolerance", check->tolerance}, {"pass", check->pass}};
+  return j;
+}
+
 nlohmann::json stream_json(const Topology& topo, const StreamResult& r, const RunInfo& info) {
   return {
       {"kernel", "hbm_stream"},

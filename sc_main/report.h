@@ -7,6 +7,7 @@
 
 #include "platform/hbm_stream.h"
 #include "kernels/gqa/decode_run.h"
+#include "kernels/gqa/prefill_run.h"
 #include "platform/op_log.h"
 
 namespace kb::report {
@@ -41,6 +42,11 @@ std::string format_decode(const Topology& topo, const gqa::DecodeConfig& c, cons
                           const std::optional<NumericCheck>& check, const RunInfo& info);
 nlohmann::json decode_json(const Topology& topo, const gqa::DecodeConfig& c, const gqa::DecodeResult& r,
                            const std::optional<NumericCheck>& check, const RunInfo& info);
+
+std::string format_prefill(const Topology& topo, const gqa::PrefillConfig& c, const gqa::PrefillResult& r,
+                           const std::optional<NumericCheck>& check, const RunInfo& info);
+nlohmann::json prefill_json(const Topology& topo, const gqa::PrefillConfig& c, const gqa::PrefillResult& r,
+                            const std::optional<NumericCheck>& check, const RunInfo& info);
 
 std::string format_kernel(const Topology& topo, const KernelSummary& k, const OpLog& log, const RunInfo& info);
 nlohmann::json kernel_json(const Topology& topo, const KernelSummary& k, const OpLog& log, const RunInfo& info);
