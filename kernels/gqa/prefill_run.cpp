@@ -142,24 +142,24 @@ PrefillResult run_prefill(RuntimeContext& rt, const PrefillConfig& c, const Atte
   const double pes_used = static_cast<double>(c.h_kv) * g * c.pes;
   res.roofline_cycles = res.flops / (pes_used * 2.0 * topo.pe.gemm.rows * topo.pe.gemm.cols);
   const OpLog& log = rt.op_log();
+  // GEMM busy per PE (its GEMM commands run one at a time, so their spans add up).
   std::map<PeCoord, std::uint64_t> gemm_busy;
-  std::map<PeCoord, std::uint64_t> ring_wait;
   for (std::size_t i = first; i < log.size(); ++i) {
     const OpRecord& r = log.records()[i];
-    if (r.engine == "gemm") res.gemm_flops += static_cast<double>(r.flops);
+    std::uint64_t& busy = gemm_busy[r.pe];  // every PE that ran counts, busy or not
+    if (r.engine == "gemm") {
+      res.gemm_flops += static_cast<double>(r.flops);
+      busy += r.end - r.start;
+    }
     if (r.kind == "send" && (r.tag == kTagRingK || r.tag == kTagRingV)) {
       ++res.ring_transfers;
       res.ring_bytes += r.bytes;
     }
-    gemm_busy[r.pe];  // every PE that ran counts, busy or not
   }
-  for (auto& [pe, busy] : gemm_busy)
-    for (const auto& [b, e] : log.busy(pe, "gemm")) busy += e - b;
   for (const auto& [pe, busy] : gemm_busy) {
     res.busy_max = std::max(res.busy_max, static_cast<double>(busy));
     res.busy_mean += static_cast<double>(busy) / static_cast<double>(gemm_busy.size());
   }
-  (void)ring_wait;
   if (rt.data_mode()) {
     HostTensor o;
     o.shape = {c.h_q, t_q, c.d};

@@ -35,7 +35,6 @@ struct PrefillResult {
   double roofline_cycles = 0;  // flops over the GEMM peak of the PEs used
   std::uint64_t ring_transfers = 0, ring_bytes = 0;
   double busy_max = 0, busy_mean = 0;  // per-PE GEMM busy cycles
-  double exposed_ring = 0;             // mean per PE: cycles waiting for ring chunks
   std::optional<HostTensor> o;
 };
 

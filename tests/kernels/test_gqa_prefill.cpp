@@ -18,7 +18,10 @@ using test::Machine;
 
 Machine one_sip(bool data) { return Machine("llama70b_4sip", data, {"system.sips=1"}); }
 
-PrefillConfig small(std::uint64_t s, std::uint32_t t_q, RowLayout layout, bool causal, DType dt) {
+// Tiles of 32 rows exercise several tiles and chunks per PE at small S (parity); the
+// lever tests use the default 128.
+PrefillConfig small(std::uint64_t s, std::uint32_t t_q, RowLayout layout, bool causal, DType dt,
+                    std::uint32_t tile = 32) {
   PrefillConfig c;
   c.h_kv = 2;
   c.h_q = 16;  // G = 8: a group of 8 cubes, two groups in one SIP
@@ -27,8 +30,8 @@ PrefillConfig small(std::uint64_t s, std::uint32_t t_q, RowLayout layout, bool c
   c.layout = layout;
   c.causal = causal;
   c.dtype = dt;
-  c.chunk_rows = 32;
-  c.q_tile = 32;
+  c.chunk_rows = tile;
+  c.q_tile = tile;
   return c;
 }
 
@@ -64,6 +67,125 @@ INSTANTIATE_TEST_SUITE_P(
                       ParityParam{600, 72, RowLayout::Zigzag, true, DType::bf16},       // chunked, prefix 528
                       ParityParam{300, 5, RowLayout::Contiguous, true, DType::fp32},    // T_q < P: KV split
                       ParityParam{300, 3, RowLayout::Zigzag, false, DType::bf16}));
+
+// ---- levers ---------------------------------------------------------------------------
+
+gqa::PrefillResult timing_run(Machine& m, const PrefillConfig& cfg) { return gqa::run_prefill(m.rt, cfg, nullptr); }
+
+TEST(PrefillLevers, RingTransfersAreOneHopAndCarryNoSoftmaxState) {
+  Machine m = one_sip(false);
+  const PrefillConfig cfg = small(2048, 0, RowLayout::Zigzag, true, DType::bf16, 128);
+  const gqa::PrefillResult r = timing_run(m, cfg);
+  // Per group: P lanes x C cubes, each forwarding every chunk of C - 1 blocks; shards of
+  // 2048 / 64 = 32 rows are one chunk each, P chunks a block; K and V are two messages.
+  const std::uint64_t c = 8, p = 8, chunks_per_block = p;
+  EXPECT_EQ(r.ring_transfers, 2 /*groups*/ * p * c * (c - 1) * chunks_per_block * 2);
+  std::size_t sends = 0;
+  for (const OpRecord* s : m.rt.op_log().select("ipcq", "send")) {
+    ++sends;
+    EXPECT_TRUE(s->tag == gqa::kTagRingK || s->tag == gqa::kTagRingV) << "a non-ring message: tag " << s->tag;
+    EXPECT_EQ(s->hops, 1u) << "a ring hop of more than one mesh hop";
+    EXPECT_EQ(s->peer->pe, s->pe.pe) << "lanes stay lanes";
+  }
+  EXPECT_EQ(sends, r.ring_transfers);
+}
+
+TEST(PrefillLevers, EachCubeStoresItsOwnHead) {
+  Machine m = one_sip(false);
+  timing_run(m, small(1024, 0, RowLayout::Zigzag, true, DType::bf16, 128));
+  std::map<std::string, std::set<std::uint32_t>> cubes_of_head;
+  for (const OpRecord* s : m.rt.op_log().select("dma", "store"))
+    if (s->tensor.rfind("o.", 0) == 0) cubes_of_head[s->tensor].insert(s->pe.cube.value);
+  ASSERT_EQ(cubes_of_head.size(), 16u);  // 2 KV heads x G = 8 query heads
+  std::set<std::uint32_t> all;
+  for (const auto& [head, cubes] : cubes_of_head) {
+    EXPECT_EQ(cubes.size(), 1u) << head << " written by more than one cube";
+    all.insert(*cubes.begin());
+  }
+  EXPECT_EQ(all.size(), 16u);  // every cube a different head
+}
+
+// Pairs (query tile, KV chunk) of one PE that are not wholly in the future, counted
+// from the geometry alone.
+std::size_t expected_pairs(const PrefillConfig& c, std::uint32_t pe, bool causal) {
+  const std::uint32_t t_q = c.q_len();
+  std::size_t n = 0;
+  for (const RowRange& rows : gqa::query_rows(c.layout, t_q, pe, c.pes))
+    for (std::uint64_t q0 = rows.begin; q0 < rows.end(); q0 += c.q_tile) {
+      const std::uint64_t last = c.s - t_q + std::min<std::uint64_t>(rows.end(), q0 + c.q_tile) - 1;
+      for (std::uint64_t k0 = 0; k0 < c.s; k0 += std::min<std::uint64_t>(c.chunk_rows, c.s / 64))
+        if (!causal || k0 <= last) ++n;
+    }
+  return n;
+}
+
+TEST(PrefillLevers, CausalSkipDoesTheLowerTriangle) {
+  Machine m = one_sip(false);
+  std::size_t dots[2];
+  for (int causal = 0; causal < 2; ++causal) {
+    PrefillConfig cfg = small(2048, 0, RowLayout::Zigzag, causal == 1, DType::bf16, 128);
+    const std::size_t first = m.rt.op_log().size();
+    timing_run(m, cfg);
+    dots[causal] = 0;
+    for (std::size_t i = first; i < m.rt.op_log().size(); ++i) {
+      const OpRecord& r = m.rt.op_log().records()[i];
+      if (r.kind == "dot" && r.tensor == "ring_k" && r.pe == PeCoord{SipId(0), CubeId(2), PeId(3)}) ++dots[causal];
+    }
+    EXPECT_EQ(dots[causal], expected_pairs(cfg, 3, causal == 1));
+  }
+  const double ratio = static_cast<double>(dots[1]) / static_cast<double>(dots[0]);
+  EXPECT_GT(ratio, 0.45);
+  EXPECT_LT(ratio, 0.60);
+}
+
+TEST(PrefillLevers, NextChunkArrivesWhileTheGemmWorks) {
+  Machine m = one_sip(false);
+  timing_run(m, small(2048, 0, RowLayout::Zigzag, true, DType::bf16, 128));
+  const PeCoord pe{SipId(0), CubeId(5), PeId(2)};
+  const auto gemm = m.rt.op_log().busy(pe, "gemm");
+  std::size_t overlapped = 0, received = 0;
+  for (const OpRecord* r : m.rt.op_log().select("ipcq", "recv")) {
+    if (r->pe != pe) continue;
+    ++received;
+    for (const auto& [b, e] : gemm)
+      if (r->end > b && r->end < e) {
+        ++overlapped;
+        break;
+      }
+  }
+  ASSERT_GT(received, 0u);
+  EXPECT_GT(overlapped, received / 2) << "chunks should land while the GEMM engine is busy";
+}
+
+TEST(PrefillLevers, PeakTcmDoesNotGrowWithS) {
+  // A 2-cube group of 2 PEs (G = 2), chunked prefill of 256 query tokens.
+  Machine m("small_1sip_2x2x2", false);
+  std::uint64_t peak[2];
+  const std::uint64_t lengths[2] = {4096, 65536};
+  for (int i = 0; i < 2; ++i) {
+    PrefillConfig cfg;
+    cfg.h_q = 2;
+    cfg.h_kv = 1;
+    cfg.pes = 2;
+    cfg.s = lengths[i];
+    cfg.t_q = 256;
+    timing_run(m, cfg);
+    peak[i] = m.rt.context(PeCoord{SipId(0), CubeId(1), PeId(1)}).tcm_use().peak_total;
+  }
+  EXPECT_EQ(peak[0], peak[1]);
+}
+
+TEST(PrefillLevers, ZigzagBalancesTheCausalWork) {
+  Machine m = one_sip(false);
+  double imbalance[2];
+  const RowLayout layouts[2] = {RowLayout::Contiguous, RowLayout::Zigzag};
+  for (int i = 0; i < 2; ++i) {
+    const gqa::PrefillResult r = timing_run(m, small(2048, 0, layouts[i], true, DType::bf16, 128));
+    imbalance[i] = r.busy_max / r.busy_mean;
+  }
+  EXPECT_GT(imbalance[0], 1.5);   // the PE with the last rows does nearly twice the mean
+  EXPECT_LT(imbalance[1], 1.05);  // zigzag: close to 1
+}
 
 }  // namespace
 }  // namespace kb

@@ -220,3 +220,28 @@ TEST(Cli, DecodeReportHasTheBreakdownAndRoofline) {
 }
 
 }  // namespace kb
+
+namespace kb {
+
+TEST(Cli, PrefillThroughNpyMatchesTheReference) {
+  const std::string dir = temp_dir("prefill_npy");
+  gqa::DecodeConfig shapes;  // q [16, 64, 128], k/v [2, 256, 128]
+  shapes.h_q = 16;
+  shapes.h_kv = 2;
+  shapes.s = 256;
+  shapes.t_q = 64;
+  const auto in = gqa::AttentionInputs::random(shapes, 9);
+  write_npy(dir + "/q.npy", in.q);
+  write_npy(dir + "/k.npy", in.k);
+  write_npy(dir + "/v.npy", in.v);
+  const Result r = run("run --kernel gqa_prefill --topology " + topo("llama70b_4sip") +
+                       " --set system.sips=1 --heads-q 16 --heads-kv 2 --seq-len 256 --q-len 64 --layout zigzag"
+                       " --data --check --inputs " + dir + " --outputs " + dir);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find(": PASS"), std::string::npos) << r.out;
+  const HostTensor o = read_npy(dir + "/o.npy");
+  const auto exact = reference::attention(gqa::reference_shape(shapes), in.q.data, in.k.data, in.v.data);
+  EXPECT_LT(reference::max_abs_error(o.data, exact), 2e-2);
+}
+
+}  // namespace kb
