@@ -68,24 +68,6 @@ std::vector<Chunk> lane_chunks(const Pe& x, const std::vector<std::uint32_t>& ri
   return out;
 }
 
-// Applies one KV chunk to one query tile whose state is in `st` (TCM): the online-softmax
-// update, masked where some key lies after some query.
-void attend(tl::Ctx& tl, const Pe& x, const tl::Tensor& q, const SoftmaxState& st, const tl::Tensor& k,
-            const tl::Tensor& v, const Chunk& ch, const QueryTile& qt) {
-  const auto scope = tl.scratch_scope();
-  const std::int64_t first_query = static_cast<std::int64_t>(x.p.s - x.p.t_q + qt.rows.begin);
-  tl::Tensor s = tl.mul(tl.dot(q, k, true), x.p.scale);
-  if (x.p.causal && static_cast<std::int64_t>(ch.keys.end()) - 1 > first_query)
-    s = tl.add(s, tl.causal_bias(q.rows(), k.rows(), first_query, q.rows(), static_cast<std::int64_t>(ch.keys.begin)));
-  const tl::Tensor m_new = tl.maximum(st.m, tl.max(s, 1));
-  const tl::Tensor p = tl.exp_diff(s, m_new);
-  const tl::Tensor alpha = tl.exp_diff(st.m, m_new);
-  tl.mul(st.ol, alpha, &st.ol);
-  tl.add(st.l, tl.sum(p, 1), &st.l);
-  tl.add(st.o, tl.dot(tl.cast(p, x.p.dtype), v), &st.o);
-  tl.copy(m_new, st.m);
-}
-
 bool visible(const Pe& x, const Chunk& ch, const QueryTile& qt) {
   const std::uint64_t last_query = x.p.s - x.p.t_q + qt.rows.end() - 1;
   return !x.p.causal || ch.keys.begin <= last_query;
@@ -126,40 +108,57 @@ void gqa_prefill(tl::Ctx& tl, std::shared_ptr<const PrefillParams> params) {
   const DeviceTensor& q_head = group->q[ci];
   const std::uint32_t d = p.d;
 
-  // Ping-pong buffers: KV chunks (received or loaded), query tiles and their states.
-  std::array<tl::Tensor, 2> kbuf, vbuf, qbuf, sbuf;
-  for (int i = 0; i < 2; ++i) {
+  // Buffers: three KV chunks (one arriving, one in use, one still read by the tiles in
+  // flight), three query-tile / state slots and two flash-tile work sets.
+  constexpr std::size_t kChunkBuffers = 3, kSlots = 3;
+  std::array<tl::Tensor, kChunkBuffers> kbuf, vbuf;
+  std::array<tl::Tensor, kSlots> qbuf, sbuf;
+  for (std::size_t i = 0; i < kChunkBuffers; ++i) {
     kbuf[i] = tl.persistent({p.chunk_rows, d}, p.dtype, "ring_k");
     vbuf[i] = tl.persistent({p.chunk_rows, d}, p.dtype, "ring_v");
+  }
+  for (std::size_t i = 0; i < kSlots; ++i) {
     qbuf[i] = tl.persistent({p.q_tile, d}, p.dtype, "q_tile");
     sbuf[i] = tl.persistent({p.q_tile, d + 2}, DType::fp32, "state_tile");
   }
+  struct Work {
+    tl::Tensor s, bias, p, pv, m_new, alpha, rowsum;
+  };
+  std::array<Work, 2> work;
+  const std::uint32_t qt_rows = p.q_tile, ch_rows = p.chunk_rows;
+  for (Work& w : work)
+    w = {tl.persistent({qt_rows * ch_rows, 1}, DType::fp32, "S"), tl.persistent({qt_rows * ch_rows, 1}, DType::fp32, "bias"),
+         tl.persistent({qt_rows * ch_rows, 1}, p.dtype, "P"), tl.persistent({qt_rows, d}, DType::fp32, "PV"),
+         tl.persistent({qt_rows, 1}, DType::fp32, "m_new"), tl.persistent({qt_rows, 1}, DType::fp32, "alpha"),
+         tl.persistent({qt_rows, 1}, DType::fp32, "rowsum")};
+
   auto chunk_view = [&](const tl::Tensor& buf, const Chunk& ch) {
     return tl.rows(buf, 0, static_cast<std::uint32_t>(ch.keys.count));
   };
   auto post_receive = [&](std::size_t k) {
     const Chunk& ch = x.chunks[k];
     const Shape shape{static_cast<std::int64_t>(ch.keys.count), d};
-    const tl::Tensor kv = chunk_view(kbuf[k % 2], ch), vv = chunk_view(vbuf[k % 2], ch);
+    const tl::Tensor kv = chunk_view(kbuf[k % kChunkBuffers], ch), vv = chunk_view(vbuf[k % kChunkBuffers], ch);
     return std::make_pair(tl.recv_async(x.prev, shape, p.dtype, kTagRingK, &kv),
                           tl.recv_async(x.prev, shape, p.dtype, kTagRingV, &vv));
   };
   auto fetch = [&](std::size_t k) {
     const Chunk& ch = x.chunks[k];
-    const tl::Tensor kv = chunk_view(kbuf[k % 2], ch), vv = chunk_view(vbuf[k % 2], ch);
+    const tl::Tensor kv = chunk_view(kbuf[k % kChunkBuffers], ch), vv = chunk_view(vbuf[k % kChunkBuffers], ch);
     return std::make_pair(tl.load(group->k, ch.keys, &kv), tl.load(group->v, ch.keys, &vv));
   };
 
-  // The pairs (chunk, tile) in order, chunk by chunk; the future ones are skipped. A
-  // pair's query rows and state go to a ping-pong slot, fetched one pair ahead; a
-  // tile visited twice in a row keeps its state in TCM.
+  // The pairs (chunk, tile) in order, chunk by chunk; the future ones are skipped. Each
+  // pair is one flash tile on its tile's slot; a tile's query rows and state are fetched
+  // one pair ahead, and its state goes back to HBM when its run of pairs ends.
   std::vector<std::pair<std::size_t, std::size_t>> pairs;
   for (std::size_t k = 0; k < x.chunks.size(); ++k)
     for (std::size_t t = 0; t < x.tiles.size(); ++t)
       if (visible(x, x.chunks[k], x.tiles[t])) pairs.emplace_back(k, t);
-  std::vector<std::size_t> slot(pairs.size(), 0);
   auto same_tile_as_previous = [&](std::size_t i) { return i > 0 && pairs[i].second == pairs[i - 1].second; };
-  for (std::size_t i = 1; i < pairs.size(); ++i) slot[i] = same_tile_as_previous(i) ? slot[i - 1] : 1 - slot[i - 1];
+  std::vector<std::size_t> slot(pairs.size(), 0);
+  for (std::size_t i = 1; i < pairs.size(); ++i)
+    slot[i] = same_tile_as_previous(i) ? slot[i - 1] : (slot[i - 1] + 1) % kSlots;
   auto tile_view = [&](const tl::Tensor& buf, const QueryTile& qt) {
     return tl.rows(buf, 0, static_cast<std::uint32_t>(qt.rows.count));
   };
@@ -171,6 +170,38 @@ void gqa_prefill(tl::Ctx& tl, std::shared_ptr<const PrefillParams> params) {
     if (qt.started) tl.load(group->state, {qt.state_row, qt.rows.count}, &sv);
     else SoftmaxState::of(tl, sv).reset(tl);
     qt.started = true;
+  };
+  auto store_state = [&](std::size_t i) {
+    const QueryTile& qt = x.tiles[pairs[i].second];
+    tl.store(group->state, {qt.state_row, qt.rows.count}, tile_view(sbuf[slot[i]], qt));
+  };
+  auto flash = [&](std::size_t i, const std::pair<tl::Tensor, tl::Tensor>& kv) {
+    const Chunk& ch = x.chunks[pairs[i].first];
+    const QueryTile& qt = x.tiles[pairs[i].second];
+    const tl::Tensor qv = tile_view(qbuf[slot[i]], qt);
+    const SoftmaxState st = SoftmaxState::of(tl, tile_view(sbuf[slot[i]], qt));
+    const Work& w = work[i % 2];
+    const std::int64_t first_query = static_cast<std::int64_t>(p.s - p.t_q + qt.rows.begin);
+    tl::FlashTile f;
+    f.q = &qv;
+    f.k = &kv.first;
+    f.v = &kv.second;
+    f.m = &st.m;
+    f.l = &st.l;
+    f.o = &st.o;
+    f.scale = p.scale;
+    f.causal = p.causal && static_cast<std::int64_t>(ch.keys.end()) - 1 > first_query;
+    f.q_pos0 = first_query;
+    f.q_period = static_cast<std::uint32_t>(qt.rows.count);
+    f.k_pos0 = static_cast<std::int64_t>(ch.keys.begin);
+    f.s = &w.s;
+    f.bias = &w.bias;
+    f.p = &w.p;
+    f.pv = &w.pv;
+    f.m_new = &w.m_new;
+    f.alpha = &w.alpha;
+    f.rowsum = &w.rowsum;
+    tl.flash_tile(f);
   };
 
   std::pair<tl::Tensor, tl::Tensor> current;
@@ -187,15 +218,13 @@ void gqa_prefill(tl::Ctx& tl, std::shared_ptr<const PrefillParams> params) {
       tl.send(x.next, current.second, kTagRingV);
     }
     for (; pair < pairs.size() && pairs[pair].first == k; ++pair) {
+      flash(pair, current);
+      if (pair > 0 && !same_tile_as_previous(pair)) store_state(pair - 1);
       if (pair + 1 < pairs.size()) prefetch(pair + 1);
-      const QueryTile& qt = x.tiles[pairs[pair].second];
-      const tl::Tensor qv = tile_view(qbuf[slot[pair]], qt), sv = tile_view(sbuf[slot[pair]], qt);
-      attend(tl, x, qv, SoftmaxState::of(tl, sv), current.first, current.second, ch, qt);
-      if (pair + 1 == pairs.size() || pairs[pair + 1].second != pairs[pair].second)
-        tl.store(group->state, {qt.state_row, qt.rows.count}, sv);
     }
     if (upcoming) current = *upcoming;
   }
+  if (!pairs.empty()) store_state(pairs.size() - 1);
 
   // The end: normalise and store each tile's rows of O (KV split: merge in the cube first).
   const DeviceTensor& o_head = group->o[ci];
@@ -203,7 +232,7 @@ void gqa_prefill(tl::Ctx& tl, std::shared_ptr<const PrefillParams> params) {
     const auto scope = tl.scratch_scope();
     const QueryTile& qt = x.tiles[t];
     const auto rows = static_cast<std::uint32_t>(qt.rows.count);
-    const tl::Tensor sv = tl.rows(sbuf[0], 0, rows);
+    const tl::Tensor sv = tl.rows(sbuf[t % kSlots], 0, rows);
     if (qt.started) tl.load(group->state, {qt.state_row, qt.rows.count}, &sv);
     else SoftmaxState::of(tl, sv).reset(tl);
     SoftmaxState st = SoftmaxState::of(tl, sv);
@@ -216,8 +245,16 @@ void gqa_prefill(tl::Ctx& tl, std::shared_ptr<const PrefillParams> params) {
         continue;
       }
     }
-    const tl::Tensor out = tl.div(st.o, st.l);
-    store_rows(tl, o_head, qt.rows, p.dtype == DType::fp32 ? out : tl.cast(out, p.dtype));
+    // O / l into an idle work buffer, converted to the storage dtype in an idle q slot.
+    const tl::Tensor out = tl.rows(work[0].pv, 0, rows);
+    tl.div(st.o, st.l, &out);
+    if (p.dtype == DType::fp32) {
+      store_rows(tl, o_head, qt.rows, out);
+    } else {
+      const tl::Tensor cast = tl.rows(qbuf[t % kSlots], 0, rows);
+      tl.copy(out, cast);
+      store_rows(tl, o_head, qt.rows, cast);
+    }
   }
 }
 

@@ -20,6 +20,16 @@ HostTensor rows_of(const HostTensor& t, std::uint64_t first, std::uint64_t count
   return h;
 }
 
+// Whether a PE of the run's device number `dev` belongs to one of the groups the run
+// uses (heads fill the groups in order, device by device).
+bool geo_has(const Topology& topo, const PrefillConfig& c, std::uint32_t groups_per_sip, std::uint32_t dev,
+             const PeCoord& at) {
+  const GroupShape shape = group_shape(c.g());
+  const std::uint32_t x = at.cube.value % topo.sip.mesh_x, y = at.cube.value / topo.sip.mesh_x;
+  const std::uint32_t group = (y / shape.h) * (topo.sip.mesh_x / shape.w) + x / shape.w;
+  return at.pe.value < c.pes && group < groups_per_sip && dev * groups_per_sip + group < c.h_kv;
+}
+
 }  // namespace
 
 DecodeConfig PrefillConfig::as_attention() const {
@@ -132,6 +142,13 @@ PrefillResult run_prefill(RuntimeContext& rt, const PrefillConfig& c, const Atte
     if (!params[dev]->groups.empty())
       rt.launch(res.devices[dev], "gqa_prefill", gqa_prefill, std::shared_ptr<const PrefillParams>(params[dev]));
   const std::size_t first = rt.op_log().size();
+  std::map<PeCoord, sc_core::sc_time> busy_before;
+  for (std::uint32_t dev = 0; dev < res.devices.size(); ++dev)
+    for (std::uint32_t cube = 0; cube < topo.cubes_per_sip(); ++cube)
+      for (std::uint32_t pe = 0; pe < c.pes; ++pe) {
+        const PeCoord at{res.devices[dev], CubeId(cube), PeId(pe)};
+        if (geo_has(topo, c, res.groups_per_sip, dev, at)) busy_before[at] = rt.system().pe(at).gemm.busy();
+      }
   rt.run();
   res.cycles = rt.last_run_cycles();
 
@@ -142,23 +159,19 @@ PrefillResult run_prefill(RuntimeContext& rt, const PrefillConfig& c, const Atte
   const double pes_used = static_cast<double>(c.h_kv) * g * c.pes;
   res.roofline_cycles = res.flops / (pes_used * 2.0 * topo.pe.gemm.rows * topo.pe.gemm.cols);
   const OpLog& log = rt.op_log();
-  // GEMM busy per PE (its GEMM commands run one at a time, so their spans add up).
-  std::map<PeCoord, std::uint64_t> gemm_busy;
   for (std::size_t i = first; i < log.size(); ++i) {
     const OpRecord& r = log.records()[i];
-    std::uint64_t& busy = gemm_busy[r.pe];  // every PE that ran counts, busy or not
-    if (r.engine == "gemm") {
-      res.gemm_flops += static_cast<double>(r.flops);
-      busy += r.end - r.start;
-    }
+    if (r.engine == "gemm") res.gemm_flops += static_cast<double>(r.flops);
     if (r.kind == "send" && (r.tag == kTagRingK || r.tag == kTagRingV)) {
       ++res.ring_transfers;
       res.ring_bytes += r.bytes;
     }
   }
-  for (const auto& [pe, busy] : gemm_busy) {
-    res.busy_max = std::max(res.busy_max, static_cast<double>(busy));
-    res.busy_mean += static_cast<double>(busy) / static_cast<double>(gemm_busy.size());
+  // GEMM busy per PE of the groups, from the engines (the work each did in this run).
+  for (const auto& [pe, before] : busy_before) {
+    const double busy = (rt.system().pe(pe).gemm.busy() - before) / topo.cycle();
+    res.busy_max = std::max(res.busy_max, busy);
+    res.busy_mean += busy / static_cast<double>(busy_before.size());
   }
   if (rt.data_mode()) {
     HostTensor o;

@@ -403,27 +403,44 @@ Tensor Ctx::gemm_into(const Tensor& a, const Tensor& b, const CompositeOpts& opt
 
 Tensor Ctx::flash_tile(const FlashTile& f) {
   const std::string op = "flash_tile";
-  const Tensor* required[] = {f.q, f.k, f.v, f.m, f.l, f.o, f.s, f.bias, f.p, f.pv, f.m_new, f.alpha, f.rowsum,
-                              f.stage_k, f.stage_v};
+  const bool streamed = f.k && f.k->is_ref();
+  const Tensor* required[] = {f.q, f.k, f.v, f.m, f.l, f.o, f.s, f.bias, f.p, f.pv, f.m_new, f.alpha, f.rowsum};
   for (const Tensor* t : required)
     if (t == nullptr) fail(op, "every tensor of the FlashTile must be given");
   for (const Tensor* t : required) check(*t, op, "operand");
-  if (!f.k->is_ref() || !f.v->is_ref()) fail(op, "k and v must be HBM refs");
+  if (f.v->is_ref() != streamed) fail(op, "k and v must both be HBM refs or both be in TCM");
+  if (streamed && (f.stage_k == nullptr || f.stage_v == nullptr)) fail(op, "streamed k and v need stage buffers");
   const std::uint32_t m = f.q->rows(), d = f.q->cols(), n = f.k->rows();
   if (f.k->cols() != d || f.v->cols() != d || f.v->rows() != n || f.o->rows() != m || f.o->cols() != d)
     fail(op, "shape mismatch: q " + shape_text(f.q->shape()) + ", k " + shape_text(f.k->shape()) + ", v " +
                  shape_text(f.v->shape()) + ", o " + shape_text(f.o->shape()));
   const std::uint32_t tile = std::min(f.stream_rows, std::max<std::uint32_t>(n, 1));
-  for (const Tensor* st : {f.stage_k, f.stage_v})
-    if (st->rows() < 2 * tile || st->cols() != d || st->dtype() != f.k->dtype())
+  if (streamed)
+    for (const Tensor* st : {f.stage_k, f.stage_v})
+      if (st->rows() < 2 * tile || st->cols() != d || st->dtype() != f.k->dtype())
       fail(op, "stage is " + shape_text(st->shape()) + "; streaming needs at least [" + std::to_string(2 * tile) +
                    ", " + std::to_string(d) + "] " + dtype_name(f.k->dtype()));
   for (const Tensor* b : {f.s, f.bias, f.p})
     if (b->elements() < static_cast<std::uint64_t>(m) * n) fail(op, "work buffer '" + b->name() + "' is too small");
   consume(*f.q, op);
+  if (!streamed) {
+    consume(*f.k, op);
+    consume(*f.v, op);
+  }
   // The work buffers are this tile's own: wait until an earlier tile no longer uses them.
-  // The state (m, l, o) is not waited for: the scheduler orders the tiles' updates of it.
-  for (const Tensor* b : {f.s, f.bias, f.p, f.pv, f.m_new, f.alpha, f.rowsum, f.stage_k, f.stage_v}) prepare_write(*b);
+  // The state (m, l, o) is waited for only when something other than a flash tile wrote
+  // it (e.g. a load from HBM): the scheduler orders the flash tiles' updates itself.
+  for (const Tensor* st : {f.m, f.l, f.o}) {
+    Buffer& b = *st->buffer_;
+    if (b.receiving) take_message(b);
+    if (b.producer && b.producer->kind != Command::Kind::Sequence) {
+      block_on(*b.producer, "'" + b.name + "' for op '" + op + "'");
+      b.producer = nullptr;
+    }
+  }
+  std::vector<const Tensor*> work = {f.s, f.bias, f.p, f.pv, f.m_new, f.alpha, f.rowsum};
+  if (streamed) work.insert(work.end(), {f.stage_k, f.stage_v});
+  for (const Tensor* b : work) prepare_write(*b);
   auto block_view = [&](const Tensor& flat, DType dt) {
     TcmView v = view_of(flat);
     v.dtype = dt;
@@ -434,13 +451,32 @@ Tensor Ctx::flash_tile(const FlashTile& f) {
   };
   const TcmView S = block_view(*f.s, DType::fp32), P = block_view(*f.p, f.p->dtype());
   const TcmView B = block_view(*f.bias, DType::fp32);
-  const TcmView M = view_of(*f.m), L = view_of(*f.l), O = view_of(*f.o), PV = view_of(*f.pv);
-  const TcmView MN = view_of(*f.m_new), A = view_of(*f.alpha), RS = view_of(*f.rowsum);
+  for (const Tensor* b : {f.pv, f.m_new, f.alpha, f.rowsum})
+    if (b->rows() < m) fail(op, "work buffer '" + b->name() + "' has fewer than " + std::to_string(m) + " rows");
+  auto first_rows = [m](TcmView v) {  // the work buffers may be larger than this tile
+    v.rows = m;
+    return v;
+  };
+  const TcmView M = view_of(*f.m), L = view_of(*f.l), O = view_of(*f.o), PV = first_rows(view_of(*f.pv));
+  const TcmView MN = first_rows(view_of(*f.m_new)), A = first_rows(view_of(*f.alpha));
+  const TcmView RS = first_rows(view_of(*f.rowsum));
 
   Command seq;
   seq.kind = Command::Kind::Sequence;
-  auto stream = [&](const Tensor& ref, const Tensor& stage, TcmView a, TcmView c, bool trans_b) {
+  auto stream = [&](const Tensor& ref, const Tensor* stage, TcmView a, TcmView c, bool trans_b) {
     Command x;
+    if (!streamed) {  // operands in TCM: one GEMM
+      x.kind = Command::Kind::Gemm;
+      x.m = m;
+      x.n = trans_b ? n : d;
+      x.k = trans_b ? d : n;
+      x.a = a;
+      x.b = view_of(ref);
+      x.c = c;
+      x.trans_b = trans_b;
+      seq.steps.push_back(x);
+      return;
+    }
     x.kind = Command::Kind::Composite;
     x.m = m;
     x.n = trans_b ? n : d;
@@ -454,9 +490,9 @@ Tensor Ctx::flash_tile(const FlashTile& f) {
     x.b.rows = n;
     x.b.cols = d;
     x.tile_rows = tile;
-    x.stage = view_of(stage);
+    x.stage = view_of(*stage);
     x.stage.rows = tile;
-    x.stage_buffers = stage.rows() / tile;
+    x.stage_buffers = stage->rows() / tile;
     seq.steps.push_back(x);
   };
   auto math_step = [&](MathOp mop, TcmView in0, TcmView in1, TcmView out, std::uint32_t reduce_width = 0,
@@ -473,7 +509,7 @@ Tensor Ctx::flash_tile(const FlashTile& f) {
     x.serial = serial;
     seq.steps.push_back(x);
   };
-  stream(*f.k, *f.stage_k, view_of(*f.q), S, true);
+  stream(*f.k, f.stage_k, view_of(*f.q), S, true);
   math_step(MathOp::Scale, S, {}, S, 0, f.scale);
   if (f.causal) {
     Command bias;
@@ -497,20 +533,24 @@ Tensor Ctx::flash_tile(const FlashTile& f) {
   math_step(MathOp::Copy, MN, {}, M);
   math_step(MathOp::Copy, S, {}, P);
   math_step(MathOp::Mul, O, A, O);
-  stream(*f.v, *f.stage_v, P, PV, false);
+  stream(*f.v, f.stage_v, P, PV, false);
   math_step(MathOp::Add, O, PV, O);
 
   charge("composite");
   OpRecord r;
   r.engine = "gemm";
   r.kind = op;
-  r.bytes = f.k->bytes() + f.v->bytes();
+  r.bytes = streamed ? f.k->bytes() + f.v->bytes() : 0;
   r.flops = 4ull * m * n * d;
   r.tensor = f.k->name();
   const Command& cmd = issue(seq, std::move(r));
-  for (const Tensor* b : {f.s, f.bias, f.p, f.pv, f.m_new, f.alpha, f.rowsum, f.stage_k, f.stage_v, f.m, f.l, f.o})
-    b->buffer_->producer = &cmd;
+  for (const Tensor* b : work) b->buffer_->producer = &cmd;
+  for (const Tensor* b : {f.m, f.l, f.o}) b->buffer_->producer = &cmd;
   f.q->buffer_->readers.push_back(&cmd);
+  if (!streamed) {
+    f.k->buffer_->readers.push_back(&cmd);
+    f.v->buffer_->readers.push_back(&cmd);
+  }
   return *f.o;
 }
 

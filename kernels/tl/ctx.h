@@ -39,8 +39,8 @@ struct CompositeOpts {
 // the next tile can be issued while this one runs).
 struct FlashTile {
   const Tensor* q = nullptr;          // [M, d]
-  const Tensor* k = nullptr;          // ref: [n, d]
-  const Tensor* v = nullptr;          // ref: [n, d]
+  const Tensor* k = nullptr;          // [n, d]: an HBM ref (streamed) or in TCM
+  const Tensor* v = nullptr;          // [n, d]: likewise
   const Tensor *m = nullptr, *l = nullptr, *o = nullptr;  // the running state: [M,1], [M,1], [M,d] fp32
   float scale = 1;
   bool causal = false;                // mask keys after query position q_pos0 + row % q_period
@@ -48,7 +48,8 @@ struct FlashTile {
   std::uint32_t q_period = 1;
   std::uint32_t stream_rows = 64;     // rows per streamed K / V tile
   // Work buffers: s and bias [M*n] fp32; p [M*n] in v's dtype; pv [M, d] fp32; m_new,
-  // alpha and rowsum [M, 1] fp32; stage_k and stage_v as CompositeOpts::stage.
+  // alpha and rowsum [M, 1] fp32; stage_k and stage_v as CompositeOpts::stage (only
+  // for refs).
   const Tensor *s = nullptr, *bias = nullptr, *p = nullptr, *pv = nullptr;
   const Tensor *m_new = nullptr, *alpha = nullptr, *rowsum = nullptr;
   const Tensor *stage_k = nullptr, *stage_v = nullptr;

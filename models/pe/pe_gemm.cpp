@@ -23,6 +23,9 @@ void PeGemm::completed(Command& cmd) {
 }
 
 void PeGemm::compute(PeTcm& tcm, const Command& cmd) {
+  const std::uint32_t inner = cmd.trans_b ? cmd.b.cols : cmd.b.rows, n = cmd.trans_b ? cmd.b.rows : cmd.b.cols;
+  if (cmd.a.cols != inner || cmd.c.rows != cmd.a.rows || cmd.c.cols != n)
+    SC_REPORT_FATAL("kernbench", "GEMM command with inconsistent operand views");
   const std::vector<float> a = tcm.read(cmd.a), b = tcm.read(cmd.b);
   const Eigen::Map<const RowMajor> ma(a.data(), cmd.a.rows, cmd.a.cols);
   const Eigen::Map<const RowMajor> mb(b.data(), cmd.b.rows, cmd.b.cols);

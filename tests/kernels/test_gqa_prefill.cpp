@@ -129,7 +129,7 @@ TEST(PrefillLevers, CausalSkipDoesTheLowerTriangle) {
     dots[causal] = 0;
     for (std::size_t i = first; i < m.rt.op_log().size(); ++i) {
       const OpRecord& r = m.rt.op_log().records()[i];
-      if (r.kind == "dot" && r.tensor == "ring_k" && r.pe == PeCoord{SipId(0), CubeId(2), PeId(3)}) ++dots[causal];
+      if (r.kind == "flash_tile" && r.pe == PeCoord{SipId(0), CubeId(2), PeId(3)}) ++dots[causal];
     }
     EXPECT_EQ(dots[causal], expected_pairs(cfg, 3, causal == 1));
   }
