@@ -134,13 +134,12 @@ void sweep_pipelined(tl::Ctx& tl, const Rank& r, SoftmaxState& st) {
 // already streaming K while tile j finishes; a set is reused once its tile is done.
 void sweep_fused(tl::Ctx& tl, const Rank& r, SoftmaxState& st) {
   struct Set {
-    tl::Tensor s, bias, p, pv, m_new, alpha, rowsum, stage_k, stage_v;
+    tl::Tensor s, p, pv, m_new, alpha, rowsum, stage_k, stage_v;
   };
   const std::uint32_t t = r.p.tile_rows, m = r.m_rows, d = r.p.d;
   std::array<Set, 3> sets;
   for (Set& b : sets)
-    b = {tl.persistent({m * t, 1}, DType::fp32, "S"), tl.persistent({m * t, 1}, DType::fp32, "bias"),
-         tl.persistent({m * t, 1}, r.p.dtype, "P"), tl.persistent({m, d}, DType::fp32, "PV"),
+    b = {tl.persistent({m * t, 1}, DType::fp32, "S"), tl.persistent({m * t, 1}, r.p.dtype, "P"), tl.persistent({m, d}, DType::fp32, "PV"),
          tl.persistent({m, 1}, DType::fp32, "m_new"), tl.persistent({m, 1}, DType::fp32, "alpha"),
          tl.persistent({m, 1}, DType::fp32, "rowsum"),
          tl.persistent({kStageBuffers * r.p.stream_rows, d}, r.p.dtype, "stage_k"),
@@ -164,7 +163,6 @@ void sweep_fused(tl::Ctx& tl, const Rank& r, SoftmaxState& st) {
     f.k_pos0 = static_cast<std::int64_t>(tile.begin);
     f.stream_rows = r.p.stream_rows;
     f.s = &b.s;
-    f.bias = &b.bias;
     f.p = &b.p;
     f.pv = &b.pv;
     f.m_new = &b.m_new;

@@ -109,8 +109,9 @@ void gqa_prefill(tl::Ctx& tl, std::shared_ptr<const PrefillParams> params) {
   const std::uint32_t d = p.d;
 
   // Buffers: three KV chunks (one arriving, one in use, one still read by the tiles in
-  // flight), three query-tile / state slots and two flash-tile work sets.
-  constexpr std::size_t kChunkBuffers = 3, kSlots = 3;
+  // flight), four query-tile / state slots (one being fetched, two in flash tiles, one
+  // waiting for its state to be stored) and two flash-tile work sets.
+  constexpr std::size_t kChunkBuffers = 3, kSlots = 4;
   std::array<tl::Tensor, kChunkBuffers> kbuf, vbuf;
   std::array<tl::Tensor, kSlots> qbuf, sbuf;
   for (std::size_t i = 0; i < kChunkBuffers; ++i) {
@@ -122,13 +123,12 @@ void gqa_prefill(tl::Ctx& tl, std::shared_ptr<const PrefillParams> params) {
     sbuf[i] = tl.persistent({p.q_tile, d + 2}, DType::fp32, "state_tile");
   }
   struct Work {
-    tl::Tensor s, bias, p, pv, m_new, alpha, rowsum;
+    tl::Tensor s, p, pv, m_new, alpha, rowsum;
   };
   std::array<Work, 2> work;
   const std::uint32_t qt_rows = p.q_tile, ch_rows = p.chunk_rows;
   for (Work& w : work)
-    w = {tl.persistent({qt_rows * ch_rows, 1}, DType::fp32, "S"), tl.persistent({qt_rows * ch_rows, 1}, DType::fp32, "bias"),
-         tl.persistent({qt_rows * ch_rows, 1}, p.dtype, "P"), tl.persistent({qt_rows, d}, DType::fp32, "PV"),
+    w = {tl.persistent({qt_rows * ch_rows, 1}, DType::fp32, "S"), tl.persistent({qt_rows * ch_rows, 1}, p.dtype, "P"), tl.persistent({qt_rows, d}, DType::fp32, "PV"),
          tl.persistent({qt_rows, 1}, DType::fp32, "m_new"), tl.persistent({qt_rows, 1}, DType::fp32, "alpha"),
          tl.persistent({qt_rows, 1}, DType::fp32, "rowsum")};
 
@@ -150,7 +150,9 @@ void gqa_prefill(tl::Ctx& tl, std::shared_ptr<const PrefillParams> params) {
 
   // The pairs (chunk, tile) in order, chunk by chunk; the future ones are skipped. Each
   // pair is one flash tile on its tile's slot; a tile's query rows and state are fetched
-  // one pair ahead, and its state goes back to HBM when its run of pairs ends.
+  // one pair ahead. When a tile's run of pairs ends its state goes back to HBM one run
+  // later (so the CPU never waits for the flash tile just issued), or at once if the
+  // tile is about to be fetched again.
   std::vector<std::pair<std::size_t, std::size_t>> pairs;
   for (std::size_t k = 0; k < x.chunks.size(); ++k)
     for (std::size_t t = 0; t < x.tiles.size(); ++t)
@@ -195,13 +197,19 @@ void gqa_prefill(tl::Ctx& tl, std::shared_ptr<const PrefillParams> params) {
     f.q_period = static_cast<std::uint32_t>(qt.rows.count);
     f.k_pos0 = static_cast<std::int64_t>(ch.keys.begin);
     f.s = &w.s;
-    f.bias = &w.bias;
     f.p = &w.p;
     f.pv = &w.pv;
     f.m_new = &w.m_new;
     f.alpha = &w.alpha;
     f.rowsum = &w.rowsum;
     tl.flash_tile(f);
+  };
+
+  constexpr std::size_t kNone = ~std::size_t{0};
+  std::size_t unstored = kNone;  // the last pair of a run whose state is not yet stored
+  auto store_pending = [&] {
+    if (unstored != kNone) store_state(unstored);
+    unstored = kNone;
   };
 
   std::pair<tl::Tensor, tl::Tensor> current;
@@ -219,11 +227,18 @@ void gqa_prefill(tl::Ctx& tl, std::shared_ptr<const PrefillParams> params) {
     }
     for (; pair < pairs.size() && pairs[pair].first == k; ++pair) {
       flash(pair, current);
-      if (pair > 0 && !same_tile_as_previous(pair)) store_state(pair - 1);
-      if (pair + 1 < pairs.size()) prefetch(pair + 1);
+      if (pair > 0 && !same_tile_as_previous(pair)) {  // the run of pair - 1 has ended
+        store_pending();
+        unstored = pair - 1;
+      }
+      if (pair + 1 < pairs.size()) {
+        if (unstored != kNone && pairs[unstored].second == pairs[pair + 1].second) store_pending();
+        prefetch(pair + 1);
+      }
     }
     if (upcoming) current = *upcoming;
   }
+  store_pending();
   if (!pairs.empty()) store_state(pairs.size() - 1);
 
   // The end: normalise and store each tile's rows of O (KV split: merge in the cube first).

@@ -404,7 +404,7 @@ Tensor Ctx::gemm_into(const Tensor& a, const Tensor& b, const CompositeOpts& opt
 Tensor Ctx::flash_tile(const FlashTile& f) {
   const std::string op = "flash_tile";
   const bool streamed = f.k && f.k->is_ref();
-  const Tensor* required[] = {f.q, f.k, f.v, f.m, f.l, f.o, f.s, f.bias, f.p, f.pv, f.m_new, f.alpha, f.rowsum};
+  const Tensor* required[] = {f.q, f.k, f.v, f.m, f.l, f.o, f.s, f.p, f.pv, f.m_new, f.alpha, f.rowsum};
   for (const Tensor* t : required)
     if (t == nullptr) fail(op, "every tensor of the FlashTile must be given");
   for (const Tensor* t : required) check(*t, op, "operand");
@@ -420,7 +420,7 @@ Tensor Ctx::flash_tile(const FlashTile& f) {
       if (st->rows() < 2 * tile || st->cols() != d || st->dtype() != f.k->dtype())
       fail(op, "stage is " + shape_text(st->shape()) + "; streaming needs at least [" + std::to_string(2 * tile) +
                    ", " + std::to_string(d) + "] " + dtype_name(f.k->dtype()));
-  for (const Tensor* b : {f.s, f.bias, f.p})
+  for (const Tensor* b : {f.s, f.p})
     if (b->elements() < static_cast<std::uint64_t>(m) * n) fail(op, "work buffer '" + b->name() + "' is too small");
   consume(*f.q, op);
   if (!streamed) {
@@ -438,7 +438,7 @@ Tensor Ctx::flash_tile(const FlashTile& f) {
       b.producer = nullptr;
     }
   }
-  std::vector<const Tensor*> work = {f.s, f.bias, f.p, f.pv, f.m_new, f.alpha, f.rowsum};
+  std::vector<const Tensor*> work = {f.s, f.p, f.pv, f.m_new, f.alpha, f.rowsum};
   if (streamed) work.insert(work.end(), {f.stage_k, f.stage_v});
   for (const Tensor* b : work) prepare_write(*b);
   auto block_view = [&](const Tensor& flat, DType dt) {
@@ -450,7 +450,6 @@ Tensor Ctx::flash_tile(const FlashTile& f) {
     return v;
   };
   const TcmView S = block_view(*f.s, DType::fp32), P = block_view(*f.p, f.p->dtype());
-  const TcmView B = block_view(*f.bias, DType::fp32);
   for (const Tensor* b : {f.pv, f.m_new, f.alpha, f.rowsum})
     if (b->rows() < m) fail(op, "work buffer '" + b->name() + "' has fewer than " + std::to_string(m) + " rows");
   auto first_rows = [m](TcmView v) {  // the work buffers may be larger than this tile
@@ -512,16 +511,16 @@ Tensor Ctx::flash_tile(const FlashTile& f) {
   stream(*f.k, f.stage_k, view_of(*f.q), S, true);
   math_step(MathOp::Scale, S, {}, S, 0, f.scale);
   if (f.causal) {
-    Command bias;
-    bias.kind = Command::Kind::Math;
-    bias.op = MathOp::CausalBias;
-    bias.out = B;
-    bias.q_pos0 = f.q_pos0;
-    bias.q_period = f.q_period;
-    bias.k_pos0 = f.k_pos0;
-    bias.elements = B.elements();
-    seq.steps.push_back(bias);
-    math_step(MathOp::Add, S, B, S);
+    Command mask;
+    mask.kind = Command::Kind::Math;
+    mask.op = MathOp::CausalMask;
+    mask.in0 = S;
+    mask.out = S;
+    mask.q_pos0 = f.q_pos0;
+    mask.q_period = f.q_period;
+    mask.k_pos0 = f.k_pos0;
+    mask.elements = S.elements();
+    seq.steps.push_back(mask);
   }
   math_step(MathOp::RowMax, S, {}, MN, n);
   math_step(MathOp::Maximum, M, MN, MN, 0, 0, true);  // first touch of the state: after earlier tiles

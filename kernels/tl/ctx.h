@@ -47,10 +47,9 @@ struct FlashTile {
   std::int64_t q_pos0 = 0, k_pos0 = 0;
   std::uint32_t q_period = 1;
   std::uint32_t stream_rows = 64;     // rows per streamed K / V tile
-  // Work buffers: s and bias [M*n] fp32; p [M*n] in v's dtype; pv [M, d] fp32; m_new,
-  // alpha and rowsum [M, 1] fp32; stage_k and stage_v as CompositeOpts::stage (only
-  // for refs).
-  const Tensor *s = nullptr, *bias = nullptr, *p = nullptr, *pv = nullptr;
+  // Work buffers: s [M*n] fp32; p [M*n] in v's dtype; pv [M, d] fp32; m_new, alpha and
+  // rowsum [M, 1] fp32; stage_k and stage_v as CompositeOpts::stage (only for refs).
+  const Tensor *s = nullptr, *p = nullptr, *pv = nullptr;
   const Tensor *m_new = nullptr, *alpha = nullptr, *rowsum = nullptr;
   const Tensor *stage_k = nullptr, *stage_v = nullptr;
 };

@@ -17,7 +17,7 @@ const char* engine_name(EngineKind e) {
 const char* math_op_name(MathOp op) {
   static const char* names[] = {"add",    "sub",    "mul",   "div",  "maximum", "exp",     "where",
                                 "copy",   "scale",  "rowmax", "rowsum", "trans", "fill", "exp_diff",
-                                "causal_bias"};
+                                "causal_bias", "causal_mask"};
   return names[static_cast<int>(op)];
 }
 
@@ -33,7 +33,8 @@ const char* math_cost_key(MathOp op) {
     case MathOp::RowMax: return "max";
     case MathOp::Exp:
     case MathOp::ExpDiff: return "exp";
-    case MathOp::CausalBias: return "where";
+    case MathOp::CausalBias:
+    case MathOp::CausalMask: return "where";
     case MathOp::Where: return "where";
     case MathOp::Copy:
     case MathOp::Trans:

@@ -31,6 +31,7 @@ enum class MathOp : std::uint8_t {
   Add, Sub, Mul, Div, Maximum, Exp, Where, Copy, Scale, RowMax, RowSum, Trans, Fill,
   ExpDiff,     // exp(in0 - in1), and 0 where both are -inf (an empty softmax state)
   CausalBias,  // 0 where key (col) position <= query (row) position, else -inf
+  CausalMask,  // in0 where key position <= query position, else -inf (the bias applied in place)
 };
 const char* math_op_name(MathOp op);
 // The topology's pe.math.cycles key whose cost the op pays per lane-op.

@@ -75,9 +75,11 @@ void PeMath::compute(PeTcm& tcm, const Command& cmd) {
       });
       break;
     case MathOp::CausalBias:
+    case MathOp::CausalMask:
       each([&](auto r, auto c) {
         const std::int64_t q = cmd.q_pos0 + static_cast<std::int64_t>(r % cmd.q_period);
-        return cmd.k_pos0 + static_cast<std::int64_t>(c) > q ? -std::numeric_limits<float>::infinity() : 0.0f;
+        const float keep = cmd.op == MathOp::CausalMask ? x.at(r, c) : 0.0f;
+        return cmd.k_pos0 + static_cast<std::int64_t>(c) > q ? -std::numeric_limits<float>::infinity() : keep;
       });
       break;
     case MathOp::RowMax:
