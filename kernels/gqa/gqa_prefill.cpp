@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <map>
 
 #include "kernels/gqa/helpers.h"
 
@@ -161,27 +162,40 @@ void gqa_prefill(tl::Ctx& tl, std::shared_ptr<const PrefillParams> params) {
   std::vector<std::size_t> slot(pairs.size(), 0);
   for (std::size_t i = 1; i < pairs.size(); ++i)
     slot[i] = same_tile_as_previous(i) ? slot[i - 1] : (slot[i - 1] + 1) % kSlots;
-  auto tile_view = [&](const tl::Tensor& buf, const QueryTile& qt) {
-    return tl.rows(buf, 0, static_cast<std::uint32_t>(qt.rows.count));
+  // Views of a slot for a tile's row count, made once per (slot, rows) and reused.
+  struct SlotViews {
+    tl::Tensor q, s;
+    SoftmaxState st;
+  };
+  std::map<std::pair<std::size_t, std::uint64_t>, SlotViews> views;
+  auto slot_views = [&](std::size_t sl, const QueryTile& qt) -> const SlotViews& {
+    auto it = views.find({sl, qt.rows.count});
+    if (it == views.end()) {
+      const auto n = static_cast<std::uint32_t>(qt.rows.count);
+      const tl::Tensor q = tl.rows(qbuf[sl], 0, n), sv = tl.rows(sbuf[sl], 0, n);
+      it = views.emplace(std::make_pair(sl, qt.rows.count), SlotViews{q, sv, SoftmaxState::of(tl, sv)}).first;
+    }
+    return it->second;
   };
   auto prefetch = [&](std::size_t i) {
     if (same_tile_as_previous(i)) return;
     QueryTile& qt = x.tiles[pairs[i].second];
-    const tl::Tensor qv = tile_view(qbuf[slot[i]], qt), sv = tile_view(sbuf[slot[i]], qt);
-    load_rows(tl, q_head, qt.rows, qv);
-    if (qt.started) tl.load(group->state, {qt.state_row, qt.rows.count}, &sv);
-    else SoftmaxState::of(tl, sv).reset(tl);
+    const SlotViews& v = slot_views(slot[i], qt);
+    load_rows(tl, q_head, qt.rows, v.q);
+    if (qt.started) tl.load(group->state, {qt.state_row, qt.rows.count}, &v.s);
+    else v.st.reset(tl);
     qt.started = true;
   };
   auto store_state = [&](std::size_t i) {
     const QueryTile& qt = x.tiles[pairs[i].second];
-    tl.store(group->state, {qt.state_row, qt.rows.count}, tile_view(sbuf[slot[i]], qt));
+    tl.store(group->state, {qt.state_row, qt.rows.count}, slot_views(slot[i], qt).s);
   };
   auto flash = [&](std::size_t i, const std::pair<tl::Tensor, tl::Tensor>& kv) {
     const Chunk& ch = x.chunks[pairs[i].first];
     const QueryTile& qt = x.tiles[pairs[i].second];
-    const tl::Tensor qv = tile_view(qbuf[slot[i]], qt);
-    const SoftmaxState st = SoftmaxState::of(tl, tile_view(sbuf[slot[i]], qt));
+    const SlotViews& v = slot_views(slot[i], qt);
+    const tl::Tensor& qv = v.q;
+    const SoftmaxState& st = v.st;
     const Work& w = work[i % 2];
     const std::int64_t first_query = static_cast<std::int64_t>(p.s - p.t_q + qt.rows.begin);
     tl::FlashTile f;

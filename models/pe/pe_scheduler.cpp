@@ -83,11 +83,15 @@ void PeScheduler::engine_done(tlm::tlm_generic_payload& gp) {
 void PeScheduler::start_sequence(tlm::tlm_generic_payload& gp) {
   Sequence& s = sequences_.emplace_back();
   s.macro = &gp;
-  const Command& cmd = CommandExtension::of(gp);
-  for (const Command& step : cmd.steps) {
-    Command& copy = s.steps.emplace_back(step);
-    copy.data = cmd.data;
+  Command& cmd = CommandExtension::of(gp);
+  // The scheduler owns the steps from here on; the CPU's copy of the command keeps only
+  // its lifecycle (its step list would otherwise stay in memory for the whole run).
+  for (Command& step : cmd.steps) {
+    Command& mine = s.steps.emplace_back(std::move(step));
+    mine.data = cmd.data;
   }
+  cmd.steps.clear();
+  cmd.steps.shrink_to_fit();
   advance(s);
 }
 
