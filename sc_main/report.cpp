@@ -1,5 +1,6 @@
 #include "sc_main/report.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <set>
@@ -261,9 +262,11 @@ std::string format_prefill(const Topology& topo, const gqa::PrefillConfig& c, co
   add("  flops           %.4g (causal-aware attention); GEMMs did %.4g\n", r.flops, r.gemm_flops);
   add("  roofline        %.0f cycles (FLOPs over the GEMM peak of the %u PEs used): efficiency %.1f%%\n",
       r.roofline_cycles, c.h_kv * c.g() * c.pes, 100.0 * r.roofline_cycles / static_cast<double>(r.cycles));
-  add("  breakdown       per PE: GEMM busy %.1f%% of the run on average, %.1f%% at most; the rest is softmax MATH, "
-      "state DMA and waiting for ring chunks\n",
-      100.0 * r.busy_mean / static_cast<double>(r.cycles), 100.0 * r.busy_max / static_cast<double>(r.cycles));
+  const double cyc = static_cast<double>(r.cycles);
+  add("  breakdown       per PE on average: GEMM busy %.1f%%, program blocked on ring chunks %.1f%%, the rest "
+      "(softmax MATH and state DMA not hidden, issue) %.1f%%\n",
+      100.0 * r.busy_mean / cyc, 100.0 * r.ring_wait_mean / cyc,
+      100.0 * std::max(0.0, cyc - r.busy_mean - r.ring_wait_mean) / cyc);
   add("  balance         max / mean PE GEMM busy = %.3f\n", r.busy_mean > 0 ? r.busy_max / r.busy_mean : 0.0);
   add("  ring            %llu KV chunk transfers, %s\n", static_cast<unsigned long long>(r.ring_transfers),
       units::format_bytes(r.ring_bytes).c_str());
@@ -296,6 +299,7 @@ nlohmann::json prefill_json(const Topology& topo, const gqa::PrefillConfig& c, c
       {"roofline_cycles", r.roofline_cycles},
       {"roofline_efficiency", r.roofline_cycles / static_cast<double>(r.cycles)},
       {"gemm_busy", {{"mean", r.busy_mean}, {"max", r.busy_max}}},
+      {"ring_wait_mean", r.ring_wait_mean},
       {"imbalance", r.busy_mean > 0 ? r.busy_max / r.busy_mean : 0.0},
       {"ring", {{"transfers", r.ring_transfers}, {"bytes", r.ring_bytes}}},
       {"wall",

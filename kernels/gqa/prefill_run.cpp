@@ -172,6 +172,8 @@ PrefillResult run_prefill(RuntimeContext& rt, const PrefillConfig& c, const Atte
     const double busy = (rt.system().pe(pe).gemm.busy() - before) / topo.cycle();
     res.busy_max = std::max(res.busy_max, busy);
     res.busy_mean += busy / static_cast<double>(busy_before.size());
+    res.ring_wait_mean +=
+        rt.context(pe).message_wait() / topo.cycle() / static_cast<double>(busy_before.size());
   }
   if (rt.data_mode()) {
     HostTensor o;

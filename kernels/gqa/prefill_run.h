@@ -35,6 +35,7 @@ struct PrefillResult {
   double roofline_cycles = 0;  // flops over the GEMM peak of the PEs used
   std::uint64_t ring_transfers = 0, ring_bytes = 0;
   double busy_max = 0, busy_mean = 0;  // per-PE GEMM busy cycles
+  double ring_wait_mean = 0;           // per PE: cycles blocked waiting for ring chunks
   std::optional<HostTensor> o;
 };
 

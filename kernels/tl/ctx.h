@@ -158,6 +158,8 @@ class Ctx {
   void finish();                           // waits for everything in flight
   void completed(const Command& cmd);      // the op log's end times
   const std::string& waiting_for() const { return waiting_for_; }
+  // Time this PE's program spent blocked waiting for messages to arrive.
+  sc_core::sc_time message_wait() const { return message_wait_; }
 
   [[noreturn]] void fail(const std::string& op, const std::string& what) const;
 
@@ -199,6 +201,7 @@ class Ctx {
   std::vector<PendingStore> stores_;
   TcmUse use_;
   std::string waiting_for_;
+  sc_core::sc_time message_wait_ = sc_core::SC_ZERO_TIME;
   std::uint32_t scopes_ = 0;
 };
 
