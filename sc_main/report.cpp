@@ -157,6 +157,24 @@ std::string phase_text(const gqa::Phase& p) {
   return buf;
 }
 
+// The numerics, wall-time and simulator lines of an attention report.
+std::string attention_tail(DType dtype, const std::optional<NumericCheck>& check, const RunInfo& info) {
+  char line[512];
+  std::string s;
+  if (check) {
+    std::snprintf(line, sizeof line, "  numerics        max |O - O_fp64| = %.3g; naive %s attention: %.3g; tolerance %.3g: %s\n",
+                  check->error, dtype_name(dtype), check->naive_error, check->tolerance, check->pass ? "PASS" : "FAIL");
+    s += line;
+  }
+  std::snprintf(line, sizeof line, "  wall time       elaboration %.3f s, simulation %.3f s, peak RSS %.1f MiB\n",
+                info.elaboration_seconds, info.simulation_seconds, static_cast<double>(info.peak_rss_kib) / 1024);
+  s += line;
+  std::snprintf(line, sizeof line, "  simulator       %llu transactions, %.0f transactions/s\n",
+                static_cast<unsigned long long>(info.transactions),
+                info.simulation_seconds > 0 ? static_cast<double>(info.transactions) / info.simulation_seconds : 0.0);
+  return s + line;
+}
+
 std::string devices_text(const std::vector<SipId>& d) {
   std::string s;
   for (const SipId x : d) {
@@ -198,14 +216,7 @@ std::string format_decode(const Topology& topo, const gqa::DecodeConfig& c, cons
       std::abs(dev) <= 0.10 ? "" : " - over 10%: the model leaves out the CPU issue costs, the softmax MATH and "
                                   "the merges, which weigh most when each rank holds few KV rows");
   add("  ops             %llu tl ops issued\n", static_cast<unsigned long long>(r.issued_ops));
-  if (check)
-    add("  numerics        max |O - O_fp64| = %.3g; naive %s attention: %.3g; tolerance %.3g: %s\n", check->error,
-        dtype_name(c.dtype), check->naive_error, check->tolerance, check->pass ? "PASS" : "FAIL");
-  add("  wall time       elaboration %.3f s, simulation %.3f s, peak RSS %.1f MiB\n", info.elaboration_seconds,
-      info.simulation_seconds, static_cast<double>(info.peak_rss_kib) / 1024);
-  add("  simulator       %llu transactions, %.0f transactions/s\n", static_cast<unsigned long long>(info.transactions),
-      info.simulation_seconds > 0 ? static_cast<double>(info.transactions) / info.simulation_seconds : 0.0);
-  return s;
+  return s + attention_tail(c.dtype, check, info);
 }
 
 nlohmann::json decode_json(const Topology& topo, const gqa::DecodeConfig& c, const gqa::DecodeResult& r,
@@ -270,14 +281,7 @@ std::string format_prefill(const Topology& topo, const gqa::PrefillConfig& c, co
   add("  balance         max / mean PE GEMM busy = %.3f\n", r.busy_mean > 0 ? r.busy_max / r.busy_mean : 0.0);
   add("  ring            %llu KV chunk transfers, %s\n", static_cast<unsigned long long>(r.ring_transfers),
       units::format_bytes(r.ring_bytes).c_str());
-  if (check)
-    add("  numerics        max |O - O_fp64| = %.3g; naive %s attention: %.3g; tolerance %.3g: %s\n", check->error,
-        dtype_name(c.dtype), check->naive_error, check->tolerance, check->pass ? "PASS" : "FAIL");
-  add("  wall time       elaboration %.3f s, simulation %.3f s, peak RSS %.1f MiB\n", info.elaboration_seconds,
-      info.simulation_seconds, static_cast<double>(info.peak_rss_kib) / 1024);
-  add("  simulator       %llu transactions, %.0f transactions/s\n", static_cast<unsigned long long>(info.transactions),
-      info.simulation_seconds > 0 ? static_cast<double>(info.transactions) / info.simulation_seconds : 0.0);
-  return s;
+  return s + attention_tail(c.dtype, check, info);
 }
 
 nlohmann::json prefill_json(const Topology& topo, const gqa::PrefillConfig& c, const gqa::PrefillResult& r,

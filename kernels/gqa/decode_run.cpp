@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "kernels/gqa/helpers.h"
+#include "kernels/gqa/placement.h"
 
 namespace kb::gqa {
 namespace {
@@ -17,16 +18,6 @@ std::vector<SipId> devices_of(const DecodeConfig& c, const Topology& topo) {
   std::vector<SipId> all;
   for (std::uint32_t s = 0; s < topo.system.sips; ++s) all.emplace_back(s);
   return all;
-}
-
-// Rows [first, first + count) of a row-major host tensor whose rows are `row_elems` long.
-HostTensor slice(const HostTensor& t, std::uint64_t first, std::uint64_t count, std::uint64_t row_elems,
-                 const Shape& shape) {
-  HostTensor h;
-  h.shape = shape;
-  h.data.assign(t.data.begin() + static_cast<long>(first * row_elems),
-                t.data.begin() + static_cast<long>((first + count) * row_elems));
-  return h;
 }
 
 }  // namespace
@@ -134,25 +125,19 @@ DecodeResult run_decode(RuntimeContext& rt, const DecodeConfig& c, const Attenti
   for (std::uint32_t h = 0; h < c.h_kv; ++h) {
     const std::uint32_t dev = h / res.groups_per_sip, gi = h % res.groups_per_sip;
     const SipId sip = res.devices[dev];
-    const std::uint32_t per_row = topo.sip.mesh_x / shape.w;
-    const std::uint32_t start = (gi / per_row) * shape.h * topo.sip.mesh_x + (gi % per_row) * shape.w;
+    const std::uint32_t start = group_start(topo, c.cubes, gi);
     const GroupGeometry geo = GroupGeometry::of(start, c.cubes, topo.sip.mesh_x);
-    auto name = [h](const char* what) {  // e.g. "k.h3"
-      std::string n(what);
-      n += ".h";
-      n += std::to_string(h);
-      return n;
-    };
+    auto name = [h](const char* what) { return head_tensor(what, h); };
     const DPPolicy everywhere = DPPolicy::replicate(c.cubes, c.pes, start);
     const DPPolicy kv = DPPolicy::shard2d(c.cubes, c.pes, start);
     const DPPolicy root{Placement::Replicate, Placement::Replicate, geo.cube_at(geo.root_index()).value, 1, 1};
     DecodeGroup grp;
     grp.cube_start = start;
     if (inputs) {
-      grp.q = rt.from_host(name("q"), slice(inputs->q, static_cast<std::uint64_t>(h) * m_rows, m_rows, c.d, {m_rows, c.d}),
+      grp.q = rt.from_host(name("q"), host_rows(inputs->q, static_cast<std::uint64_t>(h) * m_rows, m_rows, c.d, {m_rows, c.d}),
                            c.dtype, everywhere, sip);
-      grp.k = rt.from_host(name("k"), slice(inputs->k, h * c.s, c.s, c.d, {s, c.d}), c.dtype, kv, sip);
-      grp.v = rt.from_host(name("v"), slice(inputs->v, h * c.s, c.s, c.d, {s, c.d}), c.dtype, kv, sip);
+      grp.k = rt.from_host(name("k"), host_rows(inputs->k, h * c.s, c.s, c.d, {s, c.d}), c.dtype, kv, sip);
+      grp.v = rt.from_host(name("v"), host_rows(inputs->v, h * c.s, c.s, c.d, {s, c.d}), c.dtype, kv, sip);
     } else {
       grp.q = rt.empty(name("q"), {m_rows, c.d}, c.dtype, everywhere, sip);
       grp.k = rt.empty(name("k"), {s, c.d}, c.dtype, kv, sip);
@@ -205,20 +190,12 @@ DecodeResult run_decode(RuntimeContext& rt, const DecodeConfig& c, const Attenti
                             std::ceil(c.d / double(topo.pe.gemm.cols)) * res.tile_rows) +
                            2.0 * (topo.pe.gemm.rows + topo.pe.gemm.cols);
   const double state_bytes = m_rows * (c.d + 2.0) * 4;
-  const double l2 = binomial_rounds(c.pes) * (3.0 * topo.cube.fabric.latency_cycles + state_bytes / topo.cube.fabric.bytes_per_cycle);
-  const double l1 = center_rounds(shape.w, shape.h) * (3.0 * topo.sip.noc.latency_cycles + state_bytes / topo.sip.noc.bytes_per_cycle);
+  const double l2 = binomial_rounds(c.pes) * (topo.cube.fabric.latency_cycles + state_bytes / topo.cube.fabric.bytes_per_cycle);
+  const double l1 = center_rounds(shape.w, shape.h) * (topo.sip.noc.latency_cycles + state_bytes / topo.sip.noc.bytes_per_cycle);
   const double store = topo.cube.hbm.latency_cycles + m_rows * c.d * esz / hbm_bw;
   res.model_cycles = q_load + std::max(t_dma, tiles * gemm_tile) + last_gemm + l2 + l1 + store;
 
-  if (rt.data_mode()) {
-    HostTensor o;
-    o.shape = {c.h_q, c.t_q, c.d};
-    for (const DeviceTensor& t : outputs) {
-      const HostTensor part = rt.read(t);
-      o.data.insert(o.data.end(), part.data.begin(), part.data.end());
-    }
-    res.o = std::move(o);
-  }
+  if (rt.data_mode()) res.o = gather(rt, outputs, {c.h_q, c.t_q, c.d});
   return res;
 }
 

@@ -179,17 +179,9 @@ void sweep_fused(tl::Ctx& tl, const Rank& r, SoftmaxState& st) {
 void gqa_decode(tl::Ctx& tl, std::shared_ptr<const DecodeParams> params) {
   const DecodeParams& p = *params;
   if (tl.pe().value >= p.pes) return;
-  const DecodeGroup* group = nullptr;
   GroupGeometry geo;
   std::uint32_t cube_index = 0;
-  for (const DecodeGroup& g : p.groups) {
-    geo = GroupGeometry::of(g.cube_start, p.cubes, tl.mesh_x());
-    if (const auto i = geo.index_of(tl.cube())) {
-      group = &g;
-      cube_index = *i;
-      break;
-    }
-  }
+  const DecodeGroup* group = find_group(tl, p.groups, p.cubes, geo, cube_index);
   if (group == nullptr) return;  // this cube holds no KV head
 
   Rank r{p, *group, p.g * p.t_q, {}, {}};

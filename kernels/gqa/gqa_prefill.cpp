@@ -79,18 +79,10 @@ bool visible(const Pe& x, const Chunk& ch, const QueryTile& qt) {
 void gqa_prefill(tl::Ctx& tl, std::shared_ptr<const PrefillParams> params) {
   const PrefillParams& p = *params;
   if (tl.pe().value >= p.pes) return;
-  const PrefillGroup* group = nullptr;
   GroupGeometry geo;
   std::uint32_t ci = 0;
-  for (const PrefillGroup& g : p.groups) {
-    geo = GroupGeometry::of(g.cube_start, p.cubes, tl.mesh_x());
-    if (const auto i = geo.index_of(tl.cube())) {
-      group = &g;
-      ci = *i;
-      break;
-    }
-  }
-  if (group == nullptr) return;
+  const PrefillGroup* group = find_group(tl, p.groups, p.cubes, geo, ci);
+  if (group == nullptr) return;  // this cube holds no KV head
   const std::vector<std::uint32_t> ring = ring_order(geo.w, geo.h);
   const auto pos = static_cast<std::uint32_t>(std::find(ring.begin(), ring.end(), ci) - ring.begin());
   const std::uint32_t c = p.cubes;

@@ -20,6 +20,21 @@ struct GroupGeometry {
   std::uint32_t root_index() const { return ((h - 1) / 2) * w + (w - 1) / 2; }
 };
 
+// The group (of a kernel's list) whose rectangle holds this PE's cube, its geometry and
+// the cube's index in it; nullptr when the cube belongs to none.
+template <class Group>
+const Group* find_group(const tl::Ctx& tl, const std::vector<Group>& groups, std::uint32_t cubes,
+                        GroupGeometry& geo, std::uint32_t& index) {
+  for (const Group& g : groups) {
+    geo = GroupGeometry::of(g.cube_start, cubes, tl.mesh_x());
+    if (const auto i = geo.index_of(tl.cube())) {
+      index = *i;
+      return &g;
+    }
+  }
+  return nullptr;
+}
+
 // One node of a reduce tree: whom it receives from (in order) and whom it sends to.
 struct TreeNode {
   std::vector<std::uint32_t> children;

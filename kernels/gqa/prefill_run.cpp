@@ -5,20 +5,12 @@
 #include <stdexcept>
 
 #include "kernels/gqa/helpers.h"
+#include "kernels/gqa/placement.h"
 
 namespace kb::gqa {
 namespace {
 
 [[noreturn]] void bad(const std::string& what) { throw std::invalid_argument(what); }
-
-HostTensor rows_of(const HostTensor& t, std::uint64_t first, std::uint64_t count, std::uint64_t row_elems,
-                   const Shape& shape) {
-  HostTensor h;
-  h.shape = shape;
-  h.data.assign(t.data.begin() + static_cast<long>(first * row_elems),
-                t.data.begin() + static_cast<long>((first + count) * row_elems));
-  return h;
-}
 
 // Whether a PE of the run's device number `dev` belongs to one of the groups the run
 // uses (heads fill the groups in order, device by device).
@@ -62,7 +54,6 @@ PrefillResult run_prefill(RuntimeContext& rt, const PrefillConfig& c, const Atte
   validate(c, topo);
   if (rt.data_mode() && inputs == nullptr) throw std::invalid_argument("data mode needs inputs");
   const std::uint32_t g = c.g(), t_q = c.q_len();
-  const GroupShape shape = group_shape(g);
   PrefillResult res;
   res.devices = c.devices;
   if (res.devices.empty())
@@ -99,25 +90,15 @@ PrefillResult run_prefill(RuntimeContext& rt, const PrefillConfig& c, const Atte
   for (std::uint32_t h = 0; h < c.h_kv; ++h) {
     const std::uint32_t dev = h / res.groups_per_sip, gi = h % res.groups_per_sip;
     const SipId sip = res.devices[dev];
-    const std::uint32_t per_row = topo.sip.mesh_x / shape.w;
-    const std::uint32_t start = (gi / per_row) * shape.h * topo.sip.mesh_x + (gi % per_row) * shape.w;
+    const std::uint32_t start = group_start(topo, g, gi);
     const GroupGeometry geo = GroupGeometry::of(start, g, topo.sip.mesh_x);
-    auto name = [h](const char* what, std::uint32_t i = ~0u) {
-      std::string n(what);
-      n += ".h";
-      n += std::to_string(h);
-      if (i != ~0u) {
-        n += '.';
-        n += std::to_string(i);
-      }
-      return n;
-    };
+    auto name = [h](const char* what, std::uint32_t i = ~0u) { return head_tensor(what, h, i); };
     PrefillGroup grp;
     grp.cube_start = start;
     const DPPolicy kv = DPPolicy::shard2d(g, c.pes, start);
     if (inputs) {
-      grp.k = rt.from_host(name("k"), rows_of(inputs->k, h * c.s, c.s, c.d, {s, c.d}), c.dtype, kv, sip);
-      grp.v = rt.from_host(name("v"), rows_of(inputs->v, h * c.s, c.s, c.d, {s, c.d}), c.dtype, kv, sip);
+      grp.k = rt.from_host(name("k"), host_rows(inputs->k, h * c.s, c.s, c.d, {s, c.d}), c.dtype, kv, sip);
+      grp.v = rt.from_host(name("v"), host_rows(inputs->v, h * c.s, c.s, c.d, {s, c.d}), c.dtype, kv, sip);
     } else {
       grp.k = rt.empty(name("k"), {s, c.d}, c.dtype, kv, sip);
       grp.v = rt.empty(name("v"), {s, c.d}, c.dtype, kv, sip);
@@ -128,7 +109,7 @@ PrefillResult run_prefill(RuntimeContext& rt, const PrefillConfig& c, const Atte
       const DPPolicy rows{Placement::Replicate, Placement::RowWise, geo.cube_at(i).value, 1, c.pes};
       const std::uint32_t head = h * g + i;
       if (inputs)
-        grp.q.push_back(rt.from_host(name("q", i), rows_of(inputs->q, static_cast<std::uint64_t>(head) * t_q, t_q, c.d,
+        grp.q.push_back(rt.from_host(name("q", i), host_rows(inputs->q, static_cast<std::uint64_t>(head) * t_q, t_q, c.d,
                                                            {t_q, c.d}),
                                      c.dtype, rows, sip));
       else
@@ -176,14 +157,9 @@ PrefillResult run_prefill(RuntimeContext& rt, const PrefillConfig& c, const Atte
         rt.context(pe).message_wait() / topo.cycle() / static_cast<double>(busy_before.size());
   }
   if (rt.data_mode()) {
-    HostTensor o;
-    o.shape = {c.h_q, t_q, c.d};
-    for (const auto& heads : outputs)
-      for (const DeviceTensor& t : heads) {
-        const HostTensor part = rt.read(t);
-        o.data.insert(o.data.end(), part.data.begin(), part.data.end());
-      }
-    res.o = std::move(o);
+    std::vector<DeviceTensor> all;
+    for (const auto& heads : outputs) all.insert(all.end(), heads.begin(), heads.end());
+    res.o = gather(rt, all, {c.h_q, t_q, c.d});
   }
   return res;
 }
