@@ -10,6 +10,31 @@
 #include "platform/units.h"
 
 namespace kb::report {
+namespace {
+
+// Report text, a printf-formatted line at a time.
+class Lines {
+ public:
+  template <class... Args>
+  void operator()(const char* fmt, Args... args) {
+    char line[512];
+    std::snprintf(line, sizeof line, fmt, args...);
+    text_ += line;
+  }
+  const std::string& text() const { return text_; }
+
+ private:
+  std::string text_;
+};
+
+// The shape line both attention reports print.
+void shape_line(Lines& add, std::uint32_t h_q, std::uint32_t h_kv, std::uint32_t d, std::uint64_t s,
+                std::uint32_t t_q, bool causal, DType dtype) {
+  add("  shape           H_q %u, H_kv %u (G %u), d %u, S %llu, T_q %u, %s, %s\n", h_q, h_kv, h_q / h_kv, d,
+      static_cast<unsigned long long>(s), t_q, causal ? "causal" : "not causal", dtype_name(dtype));
+}
+
+}  // namespace
 
 long peak_rss_kib() {
   rusage u{};
@@ -26,12 +51,7 @@ std::string format_stream(const Topology& topo, const StreamResult& r, const Run
                                ? (static_cast<double>(r.simulated_cycles) - static_cast<double>(r.predicted_cycles)) /
                                      static_cast<double>(r.predicted_cycles)
                                : 0;
-  std::string s;
-  char line[256];
-  auto add = [&](const char* fmt, auto... args) {
-    std::snprintf(line, sizeof line, fmt, args...);
-    s += line;
-  };
+  Lines add;
   add("kernbench: hbm_stream on %s (%s)\n", info.topology_name.c_str(), info.topology_file.c_str());
   add("  workload        every PE %s %s %s its own HBM channel (%u PEs)\n",
       r.write ? "writes" : "reads", units::format_bytes(r.bytes_per_pe).c_str(),
@@ -55,7 +75,7 @@ std::string format_stream(const Topology& topo, const StreamResult& r, const Run
   add("  simulator       %llu transactions, %.0f transactions/s\n",
       static_cast<unsigned long long>(info.transactions),
       info.simulation_seconds > 0 ? static_cast<double>(info.transactions) / info.simulation_seconds : 0.0);
-  return s;
+  return add.text();
 }
 
 namespace {
@@ -85,12 +105,7 @@ std::map<std::string, EngineTotals> engine_totals(const OpLog& log) {
 
 std::string format_kernel(const Topology& topo, const KernelSummary& k, const OpLog& log, const RunInfo& info) {
   const double ns = 1e9 / topo.pe.clock_hz;
-  std::string s;
-  char line[256];
-  auto add = [&](const char* fmt, auto... args) {
-    std::snprintf(line, sizeof line, fmt, args...);
-    s += line;
-  };
+  Lines add;
   add("kernbench: %s on %s (%s), %s mode, %u PEs\n", k.kernel.c_str(), info.topology_name.c_str(),
       info.topology_file.c_str(), k.data ? "data" : "timing", k.pes);
   add("  knobs           %s\n", k.knobs.dump().c_str());
@@ -109,7 +124,7 @@ std::string format_kernel(const Topology& topo, const KernelSummary& k, const Op
   add("  simulator       %llu transactions, %.0f transactions/s\n",
       static_cast<unsigned long long>(info.transactions),
       info.simulation_seconds > 0 ? static_cast<double>(info.transactions) / info.simulation_seconds : 0.0);
-  return s;
+  return add.text();
 }
 
 nlohmann::json kernel_json(const Topology& topo, const KernelSummary& k, const OpLog& log, const RunInfo& info) {
@@ -159,20 +174,15 @@ std::string phase_text(const gqa::Phase& p) {
 
 // The numerics, wall-time and simulator lines of an attention report.
 std::string attention_tail(DType dtype, const std::optional<NumericCheck>& check, const RunInfo& info) {
-  char line[512];
-  std::string s;
-  if (check) {
-    std::snprintf(line, sizeof line, "  numerics        max |O - O_fp64| = %.3g; naive %s attention: %.3g; tolerance %.3g: %s\n",
-                  check->error, dtype_name(dtype), check->naive_error, check->tolerance, check->pass ? "PASS" : "FAIL");
-    s += line;
-  }
-  std::snprintf(line, sizeof line, "  wall time       elaboration %.3f s, simulation %.3f s, peak RSS %.1f MiB\n",
-                info.elaboration_seconds, info.simulation_seconds, static_cast<double>(info.peak_rss_kib) / 1024);
-  s += line;
-  std::snprintf(line, sizeof line, "  simulator       %llu transactions, %.0f transactions/s\n",
-                static_cast<unsigned long long>(info.transactions),
-                info.simulation_seconds > 0 ? static_cast<double>(info.transactions) / info.simulation_seconds : 0.0);
-  return s + line;
+  Lines add;
+  if (check)
+    add("  numerics        max |O - O_fp64| = %.3g; naive %s attention: %.3g; tolerance %.3g: %s\n", check->error,
+        dtype_name(dtype), check->naive_error, check->tolerance, check->pass ? "PASS" : "FAIL");
+  add("  wall time       elaboration %.3f s, simulation %.3f s, peak RSS %.1f MiB\n", info.elaboration_seconds,
+      info.simulation_seconds, static_cast<double>(info.peak_rss_kib) / 1024);
+  add("  simulator       %llu transactions, %.0f transactions/s\n", static_cast<unsigned long long>(info.transactions),
+      info.simulation_seconds > 0 ? static_cast<double>(info.transactions) / info.simulation_seconds : 0.0);
+  return add.text();
 }
 
 std::string devices_text(const std::vector<SipId>& d) {
@@ -189,16 +199,10 @@ std::string devices_text(const std::vector<SipId>& d) {
 std::string format_decode(const Topology& topo, const gqa::DecodeConfig& c, const gqa::DecodeResult& r,
                           const std::optional<NumericCheck>& check, const RunInfo& info) {
   const double ns = 1e9 / topo.pe.clock_hz;
-  std::string s;
-  char line[512];
-  auto add = [&](const char* fmt, auto... args) {
-    std::snprintf(line, sizeof line, fmt, args...);
-    s += line;
-  };
+  Lines add;
   add("kernbench: gqa_decode (%s) on %s (%s), %s mode\n", gqa::variant_name(c.variant), info.topology_name.c_str(),
       info.topology_file.c_str(), r.o ? "data" : "timing");
-  add("  shape           H_q %u, H_kv %u (G %u), d %u, S %llu, T_q %u, %s, %s\n", c.h_q, c.h_kv, c.h_q / c.h_kv, c.d,
-      static_cast<unsigned long long>(c.s), c.t_q, c.causal ? "causal" : "not causal", dtype_name(c.dtype));
+  shape_line(add, c.h_q, c.h_kv, c.d, c.s, c.t_q, c.causal, c.dtype);
   add("  placement       C %u cubes x P %u PEs per KV head, %u group(s) per SIP, devices %s; sweep tiles of %u rows\n",
       c.cubes, c.pes, r.groups_per_sip, devices_text(r.devices).c_str(), r.tile_rows);
   add("  simulated       %llu cycles = %.3f us\n", static_cast<unsigned long long>(r.cycles),
@@ -216,7 +220,7 @@ std::string format_decode(const Topology& topo, const gqa::DecodeConfig& c, cons
       std::abs(dev) <= 0.10 ? "" : " - over 10%: the model leaves out the CPU issue costs, the softmax MATH and "
                                   "the merges, which weigh most when each rank holds few KV rows");
   add("  ops             %llu tl ops issued\n", static_cast<unsigned long long>(r.issued_ops));
-  return s + attention_tail(c.dtype, check, info);
+  return add.text() + attention_tail(c.dtype, check, info);
 }
 
 nlohmann::json decode_json(const Topology& topo, const gqa::DecodeConfig& c, const gqa::DecodeResult& r,
@@ -255,16 +259,10 @@ nlohmann::json decode_json(const Topology& topo, const gqa::DecodeConfig& c, con
 std::string format_prefill(const Topology& topo, const gqa::PrefillConfig& c, const gqa::PrefillResult& r,
                            const std::optional<NumericCheck>& check, const RunInfo& info) {
   const double ns = 1e9 / topo.pe.clock_hz;
-  std::string s;
-  char line[512];
-  auto add = [&](const char* fmt, auto... args) {
-    std::snprintf(line, sizeof line, fmt, args...);
-    s += line;
-  };
+  Lines add;
   add("kernbench: gqa_prefill (%s) on %s (%s), %s mode\n", gqa::layout_name(c.layout), info.topology_name.c_str(),
       info.topology_file.c_str(), r.o ? "data" : "timing");
-  add("  shape           H_q %u, H_kv %u (G %u), d %u, S %llu, T_q %u, %s, %s\n", c.h_q, c.h_kv, c.g(), c.d,
-      static_cast<unsigned long long>(c.s), c.q_len(), c.causal ? "causal" : "not causal", dtype_name(c.dtype));
+  shape_line(add, c.h_q, c.h_kv, c.d, c.s, c.q_len(), c.causal, c.dtype);
   add("  placement       C = G = %u cubes x P %u PEs per KV head (ring), %u group(s) per SIP, devices %s; chunks of "
       "%u KV rows, query tiles of %u rows\n",
       c.g(), c.pes, r.groups_per_sip, devices_text(r.devices).c_str(), c.chunk_rows, c.q_tile);
@@ -281,7 +279,7 @@ std::string format_prefill(const Topology& topo, const gqa::PrefillConfig& c, co
   add("  balance         max / mean PE GEMM busy = %.3f\n", r.busy_mean > 0 ? r.busy_max / r.busy_mean : 0.0);
   add("  ring            %llu KV chunk transfers, %s\n", static_cast<unsigned long long>(r.ring_transfers),
       units::format_bytes(r.ring_bytes).c_str());
-  return s + attention_tail(c.dtype, check, info);
+  return add.text() + attention_tail(c.dtype, check, info);
 }
 
 nlohmann::json prefill_json(const Topology& topo, const gqa::PrefillConfig& c, const gqa::PrefillResult& r,
