@@ -185,6 +185,15 @@ std::string attention_tail(DType dtype, const std::optional<NumericCheck>& check
   return add.text();
 }
 
+// The wall-time and numerics fields of an attention result.
+void add_attention_tail(nlohmann::json& j, const std::optional<NumericCheck>& check, const RunInfo& info) {
+  j["wall"] = {{"elaboration_seconds", info.elaboration_seconds}, {"simulation_seconds", info.simulation_seconds},
+               {"peak_rss_kib", info.peak_rss_kib}, {"transactions", info.transactions}};
+  if (check)
+    j["numerics"] = {{"max_abs_error", check->error}, {"naive_error", check->naive_error},
+                     {"tolerance", check->tolerance}, {"pass", check->pass}};
+}
+
 std::string devices_text(const std::vector<SipId>& d) {
   std::string s;
   for (const SipId x : d) {
@@ -246,13 +255,8 @@ nlohmann::json decode_json(const Topology& topo, const gqa::DecodeConfig& c, con
       {"roofline_efficiency", r.roofline_cycles / static_cast<double>(r.cycles)},
       {"model_cycles", r.model_cycles},
       {"issued_ops", r.issued_ops},
-      {"wall",
-       {{"elaboration_seconds", info.elaboration_seconds}, {"simulation_seconds", info.simulation_seconds},
-        {"peak_rss_kib", info.peak_rss_kib}, {"transactions", info.transactions}}},
   };
-  if (check)
-    j["numerics"] = {{"max_abs_error", check->error}, {"naive_error", check->naive_error},
-                     {"tolerance", check->tolerance}, {"pass", check->pass}};
+  add_attention_tail(j, check, info);
   return j;
 }
 
@@ -304,13 +308,8 @@ nlohmann::json prefill_json(const Topology& topo, const gqa::PrefillConfig& c, c
       {"ring_wait_mean", r.ring_wait_mean},
       {"imbalance", r.busy_mean > 0 ? r.busy_max / r.busy_mean : 0.0},
       {"ring", {{"transfers", r.ring_transfers}, {"bytes", r.ring_bytes}}},
-      {"wall",
-       {{"elaboration_seconds", info.elaboration_seconds}, {"simulation_seconds", info.simulation_seconds},
-        {"peak_rss_kib", info.peak_rss_kib}, {"transactions", info.transactions}}},
   };
-  if (check)
-    j["numerics"] = {{"max_abs_error", check->error}, {"naive_error", check->naive_error},
-                     {"tolerance", check->tolerance}, {"pass", check->pass}};
+  add_attention_tail(j, check, info);
   return j;
 }
 

@@ -13,13 +13,6 @@ namespace {
 
 [[noreturn]] void bad(const std::string& what) { throw std::invalid_argument(what); }
 
-std::vector<SipId> devices_of(const DecodeConfig& c, const Topology& topo) {
-  if (!c.devices.empty()) return c.devices;
-  std::vector<SipId> all;
-  for (std::uint32_t s = 0; s < topo.system.sips; ++s) all.emplace_back(s);
-  return all;
-}
-
 }  // namespace
 
 reference::AttentionShape reference_shape(const DecodeConfig& c) {
@@ -45,7 +38,7 @@ void validate(const DecodeConfig& c, const Topology& topo) {
         " group, which does not tile the " + std::to_string(topo.sip.mesh_x) + "x" + std::to_string(topo.sip.mesh_y) +
         " cube mesh");
   if (c.stream_rows == 0) bad("the composite streaming tile must have at least one row");
-  const auto devices = devices_of(c, topo);
+  const auto devices = run_devices(c.devices, topo);
   const std::uint32_t per_sip = topo.cubes_per_sip() / c.cubes;
   if (static_cast<std::uint64_t>(devices.size()) * per_sip < c.h_kv)
     bad(std::to_string(c.h_kv) + " KV heads in groups of " + std::to_string(c.cubes) + " cubes need " +
@@ -98,7 +91,7 @@ DecodeResult run_decode(RuntimeContext& rt, const DecodeConfig& c, const Attenti
   validate(c, topo);
   if (rt.data_mode() && inputs == nullptr) throw std::invalid_argument("data mode needs inputs");
   DecodeResult res;
-  res.devices = devices_of(c, topo);
+  res.devices = run_devices(c.devices, topo);
   const GroupShape shape = group_shape(c.cubes);
   res.groups_per_sip = topo.cubes_per_sip() / c.cubes;
   res.tile_rows = c.tile_rows ? c.tile_rows : auto_tile_rows(c, topo);

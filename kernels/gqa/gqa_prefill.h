@@ -41,7 +41,6 @@ struct PrefillParams {
   RowLayout layout = RowLayout::Zigzag;
   std::uint32_t chunk_rows = 128;  // KV rows per ring chunk
   std::uint32_t q_tile = 128;      // query rows per tile
-  std::uint32_t rows_per_pe = 0;   // state rows each PE owns in `state`
   DType dtype = DType::bf16;
   std::vector<PrefillGroup> groups;
 };

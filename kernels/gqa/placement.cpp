@@ -2,6 +2,13 @@
 
 namespace kb::gqa {
 
+std::vector<SipId> run_devices(const std::vector<SipId>& asked, const Topology& topo) {
+  if (!asked.empty()) return asked;
+  std::vector<SipId> all;
+  for (std::uint32_t s = 0; s < topo.system.sips; ++s) all.emplace_back(s);
+  return all;
+}
+
 std::uint32_t group_start(const Topology& topo, std::uint32_t cubes, std::uint32_t index) {
   const GroupShape shape = group_shape(cubes);
   const std::uint32_t per_row = topo.sip.mesh_x / shape.w;

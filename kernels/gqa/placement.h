@@ -10,6 +10,9 @@
 
 namespace kb::gqa {
 
+// The devices a run uses: the ones asked for, or all SIPs of the topology.
+std::vector<SipId> run_devices(const std::vector<SipId>& asked, const Topology& topo);
+
 // The top-left cube of group `index` of a SIP: groups tile the mesh row by row.
 std::uint32_t group_start(const Topology& topo, std::uint32_t cubes, std::uint32_t index);
 

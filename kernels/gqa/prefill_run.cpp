@@ -55,9 +55,7 @@ PrefillResult run_prefill(RuntimeContext& rt, const PrefillConfig& c, const Atte
   if (rt.data_mode() && inputs == nullptr) throw std::invalid_argument("data mode needs inputs");
   const std::uint32_t g = c.g(), t_q = c.q_len();
   PrefillResult res;
-  res.devices = c.devices;
-  if (res.devices.empty())
-    for (std::uint32_t s = 0; s < topo.system.sips; ++s) res.devices.emplace_back(s);
+  res.devices = run_devices(c.devices, topo);
   res.groups_per_sip = topo.cubes_per_sip() / g;
 
   std::uint64_t rows_per_pe = t_q;
@@ -82,7 +80,6 @@ PrefillResult run_prefill(RuntimeContext& rt, const PrefillConfig& c, const Atte
     p->layout = c.layout;
     p->chunk_rows = c.chunk_rows;
     p->q_tile = c.q_tile;
-    p->rows_per_pe = static_cast<std::uint32_t>(rows_per_pe);
     p->dtype = c.dtype;
   }
   std::vector<std::vector<DeviceTensor>> outputs(c.h_kv);
