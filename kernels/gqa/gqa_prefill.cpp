@@ -101,10 +101,12 @@ void gqa_prefill(tl::Ctx& tl, std::shared_ptr<const PrefillParams> params) {
   const DeviceTensor& q_head = group->q[ci];
   const std::uint32_t d = p.d;
 
-  // Buffers: three KV chunks (one arriving, one in use, one still read by the tiles in
-  // flight), four query-tile / state slots (one being fetched, two in flash tiles, one
-  // waiting for its state to be stored) and two flash-tile work sets.
-  constexpr std::size_t kChunkBuffers = 3, kSlots = 4;
+  // A query tile visits the KV chunks a window at a time: its query rows and state come
+  // into TCM once per window, not once per chunk, which halves the state traffic.
+  // Buffers: two windows of KV chunks (one in use, one arriving), four query-tile /
+  // state slots (one being fetched, two in flash tiles, one waiting for its state to be
+  // stored) and two flash-tile work sets.
+  constexpr std::size_t kWindow = 2, kChunkBuffers = 2 * kWindow, kSlots = 4;
   std::array<tl::Tensor, kChunkBuffers> kbuf, vbuf;
   std::array<tl::Tensor, kSlots> qbuf, sbuf;
   for (std::size_t i = 0; i < kChunkBuffers; ++i) {
@@ -125,31 +127,34 @@ void gqa_prefill(tl::Ctx& tl, std::shared_ptr<const PrefillParams> params) {
          tl.persistent({qt_rows, 1}, DType::fp32, "m_new"), tl.persistent({qt_rows, 1}, DType::fp32, "alpha"),
          tl.persistent({qt_rows, 1}, DType::fp32, "rowsum")};
 
-  auto chunk_view = [&](const tl::Tensor& buf, const Chunk& ch) {
-    return tl.rows(buf, 0, static_cast<std::uint32_t>(ch.keys.count));
-  };
-  auto post_receive = [&](std::size_t k) {
+  // Chunk k lands in buffer k % kChunkBuffers: from HBM at step 0, else from the ring.
+  std::vector<std::pair<tl::Tensor, tl::Tensor>> kv(x.chunks.size());
+  auto post_chunk = [&](std::size_t k) {
     const Chunk& ch = x.chunks[k];
-    const Shape shape{static_cast<std::int64_t>(ch.keys.count), d};
-    const tl::Tensor kv = chunk_view(kbuf[k % kChunkBuffers], ch), vv = chunk_view(vbuf[k % kChunkBuffers], ch);
-    return std::make_pair(tl.recv_async(x.prev, shape, p.dtype, kTagRingK, &kv),
-                          tl.recv_async(x.prev, shape, p.dtype, kTagRingV, &vv));
+    const auto rows = static_cast<std::uint32_t>(ch.keys.count);
+    const tl::Tensor kb = tl.rows(kbuf[k % kChunkBuffers], 0, rows), vb = tl.rows(vbuf[k % kChunkBuffers], 0, rows);
+    if (ch.step == 0) {
+      kv[k] = {tl.load(group->k, ch.keys, &kb), tl.load(group->v, ch.keys, &vb)};
+      return;
+    }
+    const Shape shape{static_cast<std::int64_t>(rows), d};
+    kv[k] = {tl.recv_async(x.prev, shape, p.dtype, kTagRingK, &kb), tl.recv_async(x.prev, shape, p.dtype, kTagRingV, &vb)};
   };
-  auto fetch = [&](std::size_t k) {
-    const Chunk& ch = x.chunks[k];
-    const tl::Tensor kv = chunk_view(kbuf[k % kChunkBuffers], ch), vv = chunk_view(vbuf[k % kChunkBuffers], ch);
-    return std::make_pair(tl.load(group->k, ch.keys, &kv), tl.load(group->v, ch.keys, &vv));
+  const std::size_t windows = (x.chunks.size() + kWindow - 1) / kWindow;
+  auto post_window = [&](std::size_t w) {
+    for (std::size_t k = w * kWindow; k < std::min(x.chunks.size(), (w + 1) * kWindow); ++k) post_chunk(k);
   };
 
-  // The pairs (chunk, tile) in order, chunk by chunk; the future ones are skipped. Each
-  // pair is one flash tile on its tile's slot; a tile's query rows and state are fetched
-  // one pair ahead. When a tile's run of pairs ends its state goes back to HBM one run
-  // later (so the CPU never waits for the flash tile just issued), or at once if the
-  // tile is about to be fetched again.
+  // The pairs (chunk, tile) in order: window by window, and within a window tile by
+  // tile; the future ones are skipped. Each pair is one flash tile on its tile's slot; a
+  // tile's query rows and state are fetched one pair ahead. When a tile's run of pairs
+  // ends its state goes back to HBM one run later (so the CPU never waits for the flash
+  // tile just issued), or at once if the tile is about to be fetched again.
   std::vector<std::pair<std::size_t, std::size_t>> pairs;
-  for (std::size_t k = 0; k < x.chunks.size(); ++k)
+  for (std::size_t w = 0; w < windows; ++w)
     for (std::size_t t = 0; t < x.tiles.size(); ++t)
-      if (visible(x, x.chunks[k], x.tiles[t])) pairs.emplace_back(k, t);
+      for (std::size_t k = w * kWindow; k < std::min(x.chunks.size(), (w + 1) * kWindow); ++k)
+        if (visible(x, x.chunks[k], x.tiles[t])) pairs.emplace_back(k, t);
   auto same_tile_as_previous = [&](std::size_t i) { return i > 0 && pairs[i].second == pairs[i - 1].second; };
   std::vector<std::size_t> slot(pairs.size(), 0);
   for (std::size_t i = 1; i < pairs.size(); ++i)
@@ -182,7 +187,7 @@ void gqa_prefill(tl::Ctx& tl, std::shared_ptr<const PrefillParams> params) {
     const QueryTile& qt = x.tiles[pairs[i].second];
     tl.store(group->state, {qt.state_row, qt.rows.count}, slot_views(slot[i], qt).s);
   };
-  auto flash = [&](std::size_t i, const std::pair<tl::Tensor, tl::Tensor>& kv) {
+  auto flash = [&](std::size_t i) {
     const Chunk& ch = x.chunks[pairs[i].first];
     const QueryTile& qt = x.tiles[pairs[i].second];
     const SlotViews& v = slot_views(slot[i], qt);
@@ -192,8 +197,8 @@ void gqa_prefill(tl::Ctx& tl, std::shared_ptr<const PrefillParams> params) {
     const std::int64_t first_query = static_cast<std::int64_t>(p.s - p.t_q + qt.rows.begin);
     tl::FlashTile f;
     f.q = &qv;
-    f.k = &kv.first;
-    f.v = &kv.second;
+    f.k = &kv[pairs[i].first].first;
+    f.v = &kv[pairs[i].first].second;
     f.m = &st.m;
     f.l = &st.l;
     f.o = &st.o;
@@ -218,21 +223,25 @@ void gqa_prefill(tl::Ctx& tl, std::shared_ptr<const PrefillParams> params) {
     unstored = kNone;
   };
 
-  std::pair<tl::Tensor, tl::Tensor> current;
   std::size_t pair = 0;
   if (!pairs.empty()) prefetch(0);
-  for (std::size_t k = 0; k < x.chunks.size(); ++k) {
-    const Chunk& ch = x.chunks[k];
-    if (k == 0) current = ch.step == 0 ? fetch(0) : post_receive(0);
-    // Post the next chunk's receive (or load) before working on this one.
-    std::optional<std::pair<tl::Tensor, tl::Tensor>> upcoming;
-    if (k + 1 < x.chunks.size()) upcoming = x.chunks[k + 1].step == 0 ? fetch(k + 1) : post_receive(k + 1);
-    if (ch.step + 1 < c) {  // forward along the ring lane
-      tl.send(x.next, current.first, kTagRingK);
-      tl.send(x.next, current.second, kTagRingV);
-    }
-    for (; pair < pairs.size() && pairs[pair].first == k; ++pair) {
-      flash(pair, current);
+  if (windows > 0) post_window(0);
+  for (std::size_t w = 0; w < windows; ++w) {
+    for (std::size_t k = w * kWindow; k < std::min(x.chunks.size(), (w + 1) * kWindow); ++k)
+      if (x.chunks[k].step + 1 < c) {  // forward along the ring lane
+        tl.send(x.next, kv[k].first, kTagRingK);
+        tl.send(x.next, kv[k].second, kTagRingV);
+      }
+    // The next window goes into the buffers of the previous one, so it is posted once
+    // this window's first flash tile is queued: the wait for the previous window's
+    // last readers then overlaps that tile.
+    bool next_posted = w + 1 == windows;
+    for (; pair < pairs.size() && pairs[pair].first / kWindow == w; ++pair) {
+      flash(pair);
+      if (!next_posted) {
+        post_window(w + 1);
+        next_posted = true;
+      }
       if (pair > 0 && !same_tile_as_previous(pair)) {  // the run of pair - 1 has ended
         store_pending();
         unstored = pair - 1;
@@ -242,7 +251,7 @@ void gqa_prefill(tl::Ctx& tl, std::shared_ptr<const PrefillParams> params) {
         prefetch(pair + 1);
       }
     }
-    if (upcoming) current = *upcoming;
+    if (!next_posted) post_window(w + 1);  // no tile sees this window
   }
   store_pending();
   if (!pairs.empty()) store_state(pairs.size() - 1);

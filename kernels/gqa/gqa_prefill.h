@@ -39,8 +39,8 @@ struct PrefillParams {
   bool causal = true;
   float scale = 0;
   RowLayout layout = RowLayout::Zigzag;
-  std::uint32_t chunk_rows = 128;  // KV rows per ring chunk
-  std::uint32_t q_tile = 128;      // query rows per tile
+  std::uint32_t chunk_rows = 256;  // KV rows per ring chunk
+  std::uint32_t q_tile = 64;       // query rows per tile
   DType dtype = DType::bf16;
   std::vector<PrefillGroup> groups;
 };

@@ -17,7 +17,7 @@ struct PrefillConfig {
   RowLayout layout = RowLayout::Zigzag;
   bool causal = true;
   DType dtype = DType::bf16;
-  std::uint32_t chunk_rows = 128, q_tile = 128;
+  std::uint32_t chunk_rows = 256, q_tile = 64;
   std::vector<SipId> devices;  // empty: all
 
   std::uint32_t g() const { return h_q / h_kv; }

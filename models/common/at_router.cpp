@@ -46,7 +46,7 @@ tlm::tlm_sync_enum AtRouter::nb_transport_fw(int in, tlm::tlm_generic_payload& g
     const sc_time arrival = sc_time_stamp() + delay;
     const sc_time start = reserve_path(hop->request_links, arrival, request_bytes(gp));
     const sc_time deliver = start + hop->request_delay;
-    live_.emplace(&gp, Transaction{port, std::move(*hop)});
+    remember(gp, port, std::move(*hop));
     // A hop that adds no time passes the request straight on, like a wire.
     if (deliver == sc_time_stamp()) send_request(gp);
     else peq_.notify(gp, kForwardRequest, deliver - sc_time_stamp());
@@ -147,7 +147,7 @@ void AtRouter::send_response(tlm::tlm_generic_payload& gp) {
 
 void AtRouter::response_done(tlm::tlm_generic_payload& gp) {
   const std::size_t in = live_.at(&gp).in;
-  live_.erase(&gp);
+  forget(gp);
   PortQueue& q = in_queues_[in];
   q.busy = false;
   if (!q.waiting.empty()) {
@@ -157,6 +157,20 @@ void AtRouter::response_done(tlm::tlm_generic_payload& gp) {
   }
   gp.release();
 }
+
+void AtRouter::remember(tlm::tlm_generic_payload& gp, std::size_t in, Hop&& hop) {
+  if (spare_.empty()) {
+    live_.emplace(&gp, Transaction{in, std::move(hop)});
+    return;
+  }
+  LiveMap::node_type node = std::move(spare_.back());
+  spare_.pop_back();
+  node.key() = &gp;
+  node.mapped() = Transaction{in, std::move(hop)};
+  live_.insert(std::move(node));
+}
+
+void AtRouter::forget(tlm::tlm_generic_payload& gp) { spare_.push_back(live_.extract(&gp)); }
 
 void AtRouter::b_transport(int in, tlm::tlm_generic_payload& gp, sc_time& delay) {
   auto hop = route(gp, static_cast<std::size_t>(in));

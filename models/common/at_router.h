@@ -36,7 +36,7 @@ class AtRouter : public sc_core::sc_module {
   // bytes) and the time from the start of that hold to delivery at the next block.
   struct Hop {
     std::size_t out = 0;
-    std::vector<Link*> request_links, response_links;
+    LinkPath request_links, response_links;
     sc_core::sc_time request_delay = sc_core::SC_ZERO_TIME;
     sc_core::sc_time response_delay = sc_core::SC_ZERO_TIME;
   };
@@ -78,7 +78,13 @@ class AtRouter : public sc_core::sc_module {
   std::vector<std::unique_ptr<TargetSocket>> targets_;
   std::vector<std::unique_ptr<InitiatorSocket>> initiators_;
   std::vector<PortQueue> out_queues_, in_queues_;
-  std::unordered_map<tlm::tlm_generic_payload*, Transaction> live_;
+  // The payloads in transit here. Their map nodes are recycled (one per burst would
+  // otherwise be allocated and freed).
+  using LiveMap = std::unordered_map<tlm::tlm_generic_payload*, Transaction>;
+  void remember(tlm::tlm_generic_payload& gp, std::size_t in, Hop&& hop);
+  void forget(tlm::tlm_generic_payload& gp);
+  LiveMap live_;
+  std::vector<LiveMap::node_type> spare_;
   tlm_utils::peq_with_cb_and_phase<AtRouter> peq_;
 };
 

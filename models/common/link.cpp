@@ -28,8 +28,7 @@ void Link::hold(sc_core::sc_time start, std::uint64_t bytes) {
   ++transfers_;
 }
 
-sc_core::sc_time reserve_path(const std::vector<Link*>& links, sc_core::sc_time earliest,
-                              std::uint64_t bytes) {
+sc_core::sc_time reserve_path(const LinkPath& links, sc_core::sc_time earliest, std::uint64_t bytes) {
   sc_core::sc_time start = earliest;
   for (const Link* l : links) start = std::max(start, l->free_at());
   for (Link* l : links) l->hold(start, bytes);

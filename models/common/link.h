@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <initializer_list>
 #include <string>
-#include <vector>
 
+#include <boost/container/static_vector.hpp>
 #include <systemc>
 #include <tlm>
 
@@ -44,10 +44,13 @@ class Link {
   sc_core::sc_time busy_ = sc_core::SC_ZERO_TIME;
 };
 
+// The links one forwarding step holds (at most a source and a destination port); held
+// inline because a path is built for every burst.
+using LinkPath = boost::container::static_vector<Link*, 2>;
+
 // Reserves every link of a path for the same transfer: start = the earliest time, no
 // earlier than `earliest`, at which all of them are free. Returns that start.
-sc_core::sc_time reserve_path(const std::vector<Link*>& links, sc_core::sc_time earliest,
-                              std::uint64_t bytes);
+sc_core::sc_time reserve_path(const LinkPath& links, sc_core::sc_time earliest, std::uint64_t bytes);
 
 // Bytes a payload carries in each direction: write data travels with the request,
 // read data with the response.

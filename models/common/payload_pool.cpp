@@ -12,6 +12,7 @@ tlm::tlm_generic_payload* PayloadPool::allocate() {
   if (free_.empty()) {
     all_.push_back(std::make_unique<tlm::tlm_generic_payload>(this));
     gp = all_.back().get();
+    if (timing_only_) gp->set_extension(new TimingOnly);
   } else {
     gp = free_.back();
     free_.pop_back();
@@ -21,7 +22,7 @@ tlm::tlm_generic_payload* PayloadPool::allocate() {
 }
 
 void PayloadPool::free(tlm::tlm_generic_payload* gp) {
-  gp->reset();  // drops auto extensions
+  gp->reset();  // drops auto extensions, keeps the pool's own
   gp->set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
   gp->set_byte_enable_ptr(nullptr);
   gp->set_byte_enable_length(0);

@@ -17,7 +17,9 @@ struct TimingOnly : tlm::tlm_extension<TimingOnly> {
 
 class PayloadPool : public tlm::tlm_mm_interface {
  public:
-  PayloadPool() = default;
+  // `timing_only`: every payload of the pool carries a TimingOnly extension for life
+  // (set once, so a burst costs no allocation).
+  explicit PayloadPool(bool timing_only = false) : timing_only_(timing_only) {}
   PayloadPool(const PayloadPool&) = delete;
   PayloadPool& operator=(const PayloadPool&) = delete;
   ~PayloadPool() override;
@@ -26,6 +28,7 @@ class PayloadPool : public tlm::tlm_mm_interface {
   void free(tlm::tlm_generic_payload* gp) override;
 
  private:
+  bool timing_only_;
   std::vector<std::unique_ptr<tlm::tlm_generic_payload>> all_;
   std::vector<tlm::tlm_generic_payload*> free_;
 };

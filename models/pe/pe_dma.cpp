@@ -30,21 +30,21 @@ void PeDma::issue_bursts(std::size_t lane) {
   const Command& cmd = CommandExtension::of(*t.command);
   while (ch.in_flight < topo_.pe.dma.outstanding && t.issued < cmd.bytes) {
     const std::uint64_t len = std::min(topo_.pe.dma.burst_bytes, cmd.bytes - t.issued);
-    tlm::tlm_generic_payload* burst = pool_.allocate();
+    tlm::tlm_generic_payload* burst = cmd.tcm != nullptr ? data_pool_.allocate() : timing_pool_.allocate();
     burst->set_command(lane == 0 ? tlm::TLM_READ_COMMAND : tlm::TLM_WRITE_COMMAND);
     burst->set_address(cmd.address + t.issued);
     burst->set_data_length(static_cast<unsigned int>(len));
     burst->set_streaming_width(static_cast<unsigned int>(len));
     burst->set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
-    if (cmd.tcm != nullptr) {
-      burst->set_data_ptr(cmd.tcm + t.issued);
-    } else {
-      burst->set_data_ptr(timing_buffer_.data());
-      burst->set_auto_extension(new TimingOnly);
+    burst->set_data_ptr(cmd.tcm != nullptr ? cmd.tcm + t.issued : timing_buffer_.data());
+    auto* owner = burst->get_extension<BurstOwner>();
+    if (owner == nullptr) {
+      owner = new BurstOwner;
+      burst->set_extension(owner);
     }
+    owner->transfer = &t;
     t.issued += len;
     ++ch.in_flight;
-    owner_[burst] = &t;
     memory.send(*burst);
   }
   // All bursts out: the channel takes its next command while these complete.
@@ -60,9 +60,7 @@ void PeDma::burst_done(tlm::tlm_generic_payload& burst) {
   }
   const std::size_t lane = burst.is_write() ? 1 : 0;
   Channel& ch = channels_[lane];
-  const auto it = owner_.find(&burst);
-  Transfer& t = *it->second;
-  owner_.erase(it);
+  Transfer& t = *burst.get_extension<BurstOwner>()->transfer;
   t.completed += burst.get_data_length();
   bytes_[lane] += burst.get_data_length();
   --ch.in_flight;

@@ -6,7 +6,6 @@
 // has issued its last one, so a queue of commands streams like one long transfer.
 #include <array>
 #include <deque>
-#include <unordered_map>
 #include <vector>
 
 #include "models/common/payload_pool.h"
@@ -38,10 +37,18 @@ class PeDma : public PeEngine {
   void issue_bursts(std::size_t lane);
   void burst_done(tlm::tlm_generic_payload& burst);
 
+  // Which transfer a burst belongs to; set once on each of the DMA's payloads.
+  struct BurstOwner : tlm::tlm_extension<BurstOwner> {
+    Transfer* transfer = nullptr;
+    tlm::tlm_extension_base* clone() const override { return new BurstOwner(*this); }
+    void copy_from(const tlm::tlm_extension_base& other) override {
+      transfer = static_cast<const BurstOwner&>(other).transfer;
+    }
+  };
+
   std::array<Channel, 2> channels_;  // read, write
-  std::unordered_map<const tlm::tlm_generic_payload*, Transfer*> owner_;  // burst -> its transfer
   std::array<std::uint64_t, 2> bytes_{};
-  PayloadPool pool_;
+  PayloadPool data_pool_, timing_pool_{true};
   std::vector<std::uint8_t> timing_buffer_;  // payload target for timing-only bursts
 };
 
