@@ -89,7 +89,8 @@ std::string OpLog::to_jsonl() const {
                                 {"engine", r.engine}, {"kind", r.kind},     {"issue", r.issue},
                                 {"start", r.start},   {"end", r.end},       {"bytes", r.bytes},
                                 {"flops", r.flops},   {"peer", r.peer ? pe_text(*r.peer) : ""},
-                                {"tag", r.tag},       {"hops", r.hops},     {"tensor", r.tensor}};
+                                {"tag", r.tag},       {"hops", r.hops},     {"tensor", r.tensor},
+                                {"shape", r.shape}};
     out += j.dump() + "\n";
   }
   return out;
@@ -97,11 +98,12 @@ std::string OpLog::to_jsonl() const {
 
 std::string OpLog::to_csv() const {
   std::ostringstream o;
-  o << "id,kernel,pe,engine,kind,issue,start,end,bytes,flops,peer,tag,hops,tensor\n";
+  o << "id,kernel,pe,engine,kind,issue,start,end,bytes,flops,peer,tag,hops,tensor,shape\n";
   for (const auto& r : records_)
     o << r.id << ',' << r.kernel << ',' << pe_text(r.pe) << ',' << r.engine << ',' << r.kind << ','
       << r.issue << ',' << r.start << ',' << r.end << ',' << r.bytes << ',' << r.flops << ','
-      << (r.peer ? pe_text(*r.peer) : "") << ',' << r.tag << ',' << r.hops << ',' << r.tensor << '\n';
+      << (r.peer ? pe_text(*r.peer) : "") << ',' << r.tag << ',' << r.hops << ',' << r.tensor << ','
+      << r.shape << '\n';
   return o.str();
 }
 

@@ -23,6 +23,7 @@ struct OpRecord {
   std::optional<PeCoord> peer;  // the other PE of a message
   std::uint32_t tag = 0;
   std::string tensor;  // name of the tensor the op reads or writes
+  std::string shape;   // [rows, cols] of what it moves or writes; M x N x K for a GEMM
   std::uint32_t hops = 0;  // mesh hops of a message (0: same cube)
 };
 

@@ -14,8 +14,10 @@
 
 #include "platform/hbm_stream.h"
 #include "platform/runtime_context.h"
+#include "platform/timeline.h"
 #include "sc_main/workloads.h"
 #include "kernels/gqa/decode_run.h"
+#include "models/common/waveform.h"
 #include "platform/output_file.h"
 #include "platform/topology.h"
 #include "platform/units.h"
@@ -86,7 +88,7 @@ int cmd_run(const std::vector<std::string>& args) {
   std::string kernel, topology_file, bytes_text, devices_text, json_file, op_log_file, dtype_text;
   std::string rows_text, k_text, n_text, m_tile_text, k_tile_text, seed_text;
   std::string seq_text, qlen_text, hq_text, hkv_text, hd_text, cubes_text, pes_text, variant_text, tile_text;
-  std::string inputs_dir, outputs_dir, layout_text, chunk_text, qtile_text;
+  std::string inputs_dir, outputs_dir, layout_text, chunk_text, qtile_text, vcd_file, vcd_filter, timeline_file;
   std::vector<std::string> sets;
   bool write = false, data = false, check = false, causal = false, no_causal = false;
   po::options_description opts("kernbench run options");
@@ -102,6 +104,10 @@ int cmd_run(const std::vector<std::string>& args) {
       ("seed", po::value(&seed_text)->default_value("1"), "seed of the random inputs")
       ("json", po::value(&json_file), "write the run's result as JSON to FILE")
       ("op-log", po::value(&op_log_file), "write the op log to FILE (.jsonl or .csv)")
+      ("timeline", po::value(&timeline_file), "write a Chrome trace-event timeline (Perfetto) to FILE")
+      ("vcd", po::value(&vcd_file), "write a VCD waveform (engine busy and queue depth, link busy) to FILE")
+      ("vcd-filter", po::value(&vcd_filter),
+       "--vcd: only modules whose path matches one of these comma-separated globs, e.g. 'sip0.cube3.*'")
       ("seq-len", po::value(&seq_text)->default_value("32768"), "gqa_decode: context length S")
       ("q-len", po::value(&qlen_text), "query tokens T_q (decode: 1; prefill: S)")
       ("layout", po::value(&layout_text)->default_value("zigzag"), "gqa_prefill: contiguous or zigzag")
@@ -147,8 +153,9 @@ int cmd_run(const std::vector<std::string>& args) {
   if (!dtype) throw UsageError("--dtype '" + dtype_text + "': allowed values: bf16, fp32");
   if (!op_log_file.empty() && !op_log_file.ends_with(".jsonl") && !op_log_file.ends_with(".csv"))
     throw UsageError("--op-log " + op_log_file + ": the file name must end in .jsonl or .csv");
-  if (kernel == "hbm_stream" && (data || !op_log_file.empty()))
-    throw UsageError("--kernel hbm_stream drives the DMA directly: --data and --op-log need a tl kernel");
+  if (kernel == "hbm_stream" && (data || !op_log_file.empty() || !timeline_file.empty()))
+    throw UsageError("--kernel hbm_stream drives the DMA directly: --data, --op-log and --timeline need a tl kernel");
+  if (vm.count("vcd-filter") && vcd_file.empty()) throw UsageError("--vcd-filter needs --vcd FILE");
   workloads::ExampleKnobs knobs;
   knobs.rows_per_pe = count_flag("--rows", rows_text, 1, 1u << 20);
   knobs.k = count_flag("--k", k_text, 1, 1u << 16);
@@ -197,6 +204,8 @@ int cmd_run(const std::vector<std::string>& args) {
     for (std::uint32_t s = 0; s < topo.system.sips; ++s) devices.emplace_back(s);
   check_writable("--json", json_file);
   check_writable("--op-log", op_log_file);
+  check_writable("--timeline", timeline_file);
+  check_writable("--vcd", vcd_file);
   if (!outputs_dir.empty() && (!std::filesystem::is_directory(outputs_dir) || ::access(outputs_dir.c_str(), W_OK) != 0))
     throw InputError("--outputs " + outputs_dir + ": not a writable folder");
   dc.devices = devices;
@@ -220,31 +229,50 @@ int cmd_run(const std::vector<std::string>& args) {
   auto t0 = std::chrono::steady_clock::now();
   System system("system", topo);
   info.elaboration_seconds = seconds_since(t0);
+  std::optional<Waveform> wave;
+  if (!vcd_file.empty()) {
+    wave.emplace(vcd_filter, std::string(system.name()) + ".");
+    system.trace(*wave);
+    if (wave->signal_count() == 0)
+      throw UsageError("--vcd-filter '" + vcd_filter + "' matches no module; paths look like sip0.cube3.pe2.gemm, "
+                       "sip0.cube3.fabric.pe2.tx, sip0.noc.router3.east");
+  }
+  auto write_vcd = [&] {
+    if (!wave) return;
+    std::ostringstream text;
+    wave->write_vcd(text);
+    write_file_atomically(vcd_file, text.str());
+  };
   t0 = std::chrono::steady_clock::now();
   if (kernel == "hbm_stream") {
     const StreamResult r = run_hbm_stream(system, *bytes, write, devices);
     info.simulation_seconds = seconds_since(t0);
+    info.use = utilisation(system, r.simulated_cycles);
     info.peak_rss_kib = report::peak_rss_kib();
     info.transactions = system.transactions();
     std::cout << report::format_stream(topo, r, info);
+    write_vcd();
     if (!json_file.empty())
       write_file_atomically(json_file, report::stream_json(topo, r, info).dump(2) + "\n");
     return 0;
   }
   RuntimeContext rt(system, RunOptions{data || inputs.has_value()});
-  auto write_op_log = [&] {
+  auto write_traces = [&] {
     if (!op_log_file.empty())
       write_file_atomically(op_log_file, op_log_file.ends_with(".csv") ? rt.op_log().to_csv() : rt.op_log().to_jsonl());
+    if (!timeline_file.empty()) write_file_atomically(timeline_file, chrome_trace(rt.op_log(), topo));
+    write_vcd();
   };
   if (kernel == "gqa_prefill") {
     const gqa::PrefillResult r = gqa::run_prefill(rt, pc, inputs ? &*inputs : nullptr);
     info.simulation_seconds = seconds_since(t0);
+    info.use = utilisation(system, r.cycles);
     info.peak_rss_kib = report::peak_rss_kib();
     info.transactions = system.transactions();
     std::optional<report::NumericCheck> numerics;
     if (r.o) numerics = report::check_attention(pc.as_attention(), *inputs, *r.o);
     std::cout << report::format_prefill(topo, pc, r, numerics, info);
-    write_op_log();
+    write_traces();
     if (!outputs_dir.empty()) write_npy(outputs_dir + "/o.npy", *r.o);
     if (!json_file.empty())
       write_file_atomically(json_file, report::prefill_json(topo, pc, r, numerics, info).dump(2) + "\n");
@@ -253,12 +281,13 @@ int cmd_run(const std::vector<std::string>& args) {
   if (kernel == "gqa_decode") {
     const gqa::DecodeResult r = gqa::run_decode(rt, dc, inputs ? &*inputs : nullptr);
     info.simulation_seconds = seconds_since(t0);
+    info.use = utilisation(system, r.cycles);
     info.peak_rss_kib = report::peak_rss_kib();
     info.transactions = system.transactions();
     std::optional<report::NumericCheck> numerics;
     if (r.o) numerics = report::check_attention(dc, *inputs, *r.o);
     std::cout << report::format_decode(topo, dc, r, numerics, info);
-    write_op_log();
+    write_traces();
     if (!outputs_dir.empty()) write_npy(outputs_dir + "/o.npy", *r.o);
     if (!json_file.empty())
       write_file_atomically(json_file, report::decode_json(topo, dc, r, numerics, info).dump(2) + "\n");
@@ -272,10 +301,11 @@ int cmd_run(const std::vector<std::string>& args) {
                    {"k_tile", knobs.k_tile}, {"dtype", dtype_name(knobs.dtype)}, {"seed", knobs.seed}};
   summary.cycles = workloads::run_example(rt, kernel, knobs, devices);
   info.simulation_seconds = seconds_since(t0);
+  info.use = utilisation(system, summary.cycles);
   info.peak_rss_kib = report::peak_rss_kib();
   info.transactions = system.transactions();
   std::cout << report::format_kernel(topo, summary, rt.op_log(), info);
-  write_op_log();
+  write_traces();
   if (!json_file.empty())
     write_file_atomically(json_file, report::kernel_json(topo, summary, rt.op_log(), info).dump(2) + "\n");
   return 0;

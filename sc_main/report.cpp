@@ -34,6 +34,52 @@ void shape_line(Lines& add, std::uint32_t h_q, std::uint32_t h_kv, std::uint32_t
       static_cast<unsigned long long>(s), t_q, causal ? "causal" : "not causal", dtype_name(dtype));
 }
 
+// The utilisation table, wall-time and simulator lines every report ends with.
+void run_lines(Lines& add, const RunInfo& info) {
+  if (info.use) {
+    add("  utilisation     %-16s %-6s %7s %12s %12s   (busy: %% of the run, mean over the PEs that ran)\n",
+        "where", "engine", "busy", "bytes", "flops");
+    for (const UseRow& row : info.use->sips) {
+      const std::string where = row.where + " (" + std::to_string(row.pes) + " PEs)";
+      for (const auto& [engine, e] : row.engines) {
+        const double busy = info.use->cycles && row.pes
+                                ? 100.0 * static_cast<double>(e.busy_cycles) / (static_cast<double>(info.use->cycles) * row.pes)
+                                : 0;
+        add("                  %-16s %-6s %6.1f%% %12s %12.3g\n", where.c_str(), engine.c_str(), busy,
+            units::format_bytes(e.bytes).c_str(), static_cast<double>(e.flops));
+      }
+    }
+  }
+  add("  wall time       elaboration %.3f s, simulation %.3f s, peak RSS %.1f MiB\n", info.elaboration_seconds,
+      info.simulation_seconds, static_cast<double>(info.peak_rss_kib) / 1024);
+  add("  simulator       %llu transactions, %.0f transactions/s\n", static_cast<unsigned long long>(info.transactions),
+      info.simulation_seconds > 0 ? static_cast<double>(info.transactions) / info.simulation_seconds : 0.0);
+}
+
+nlohmann::json rows_json(const std::vector<UseRow>& rows, std::uint64_t cycles) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const UseRow& row : rows) {
+    nlohmann::json engines = nlohmann::json::object();
+    for (const auto& [engine, e] : row.engines)
+      engines[engine] = {{"ops", e.ops},
+                         {"busy_cycles", e.busy_cycles},
+                         {"busy", cycles && row.pes ? static_cast<double>(e.busy_cycles) / (static_cast<double>(cycles) * row.pes) : 0.0},
+                         {"bytes", e.bytes},
+                         {"flops", e.flops}};
+    out.push_back({{"where", row.where}, {"pes", row.pes}, {"engines", engines}});
+  }
+  return out;
+}
+
+// The fields every --json result ends with: wall time and, for tl kernels, utilisation.
+void add_run_json(nlohmann::json& j, const RunInfo& info) {
+  j["wall"] = {{"elaboration_seconds", info.elaboration_seconds}, {"simulation_seconds", info.simulation_seconds},
+               {"peak_rss_kib", info.peak_rss_kib}, {"transactions", info.transactions}};
+  if (info.use)
+    j["utilisation"] = {{"sips", rows_json(info.use->sips, info.use->cycles)},
+                        {"cubes", rows_json(info.use->cubes, info.use->cycles)}};
+}
+
 }  // namespace
 
 long peak_rss_kib() {
@@ -70,38 +116,10 @@ std::string format_stream(const Topology& topo, const StreamResult& r, const Run
   add("  bandwidth       %.2f B/cycle per channel of %.0f configured (%.1f%%); %.3f TB/s aggregate\n",
       r.achieved_bytes_per_cycle_per_pe, r.configured_bytes_per_cycle_per_pe, efficiency * 100,
       agg_tbs);
-  add("  wall time       elaboration %.3f s, simulation %.3f s, peak RSS %.1f MiB\n",
-      info.elaboration_seconds, info.simulation_seconds, static_cast<double>(info.peak_rss_kib) / 1024);
-  add("  simulator       %llu transactions, %.0f transactions/s\n",
-      static_cast<unsigned long long>(info.transactions),
-      info.simulation_seconds > 0 ? static_cast<double>(info.transactions) / info.simulation_seconds : 0.0);
+  run_lines(add, info);
   return add.text();
 }
 
-namespace {
-
-struct EngineTotals {
-  std::uint64_t ops = 0, busy = 0, bytes = 0, flops = 0;
-};
-
-// Per engine: ops, busy cycles (merged per PE), bytes and flops.
-std::map<std::string, EngineTotals> engine_totals(const OpLog& log) {
-  std::map<std::string, EngineTotals> t;
-  std::set<PeCoord> pes;
-  for (const auto& r : log.records()) {
-    EngineTotals& e = t[r.engine];
-    ++e.ops;
-    e.bytes += r.bytes;
-    e.flops += r.flops;
-    pes.insert(r.pe);
-  }
-  for (auto& [engine, e] : t)
-    for (const PeCoord& pe : pes)
-      for (const auto& [s, f] : log.busy(pe, engine)) e.busy += f - s;
-  return t;
-}
-
-}  // namespace
 
 std::string format_kernel(const Topology& topo, const KernelSummary& k, const OpLog& log, const RunInfo& info) {
   const double ns = 1e9 / topo.pe.clock_hz;
@@ -111,27 +129,13 @@ std::string format_kernel(const Topology& topo, const KernelSummary& k, const Op
   add("  knobs           %s\n", k.knobs.dump().c_str());
   add("  simulated       %llu cycles = %.3f us\n", static_cast<unsigned long long>(k.cycles),
       static_cast<double>(k.cycles) * ns / 1e3);
-  add("  engines         %-6s %9s %8s %14s %16s\n", "", "ops", "busy", "bytes", "flops");
-  for (const auto& [engine, e] : engine_totals(log)) {
-    const double busy = k.cycles && k.pes ? 100.0 * static_cast<double>(e.busy) / (static_cast<double>(k.cycles) * k.pes) : 0;
-    add("                  %-6s %9llu %7.1f%% %14llu %16llu\n", engine.c_str(),
-        static_cast<unsigned long long>(e.ops), busy, static_cast<unsigned long long>(e.bytes),
-        static_cast<unsigned long long>(e.flops));
-  }
   add("  op log          %zu records, hash %016llx\n", log.size(), static_cast<unsigned long long>(log.hash()));
-  add("  wall time       elaboration %.3f s, simulation %.3f s, peak RSS %.1f MiB\n", info.elaboration_seconds,
-      info.simulation_seconds, static_cast<double>(info.peak_rss_kib) / 1024);
-  add("  simulator       %llu transactions, %.0f transactions/s\n",
-      static_cast<unsigned long long>(info.transactions),
-      info.simulation_seconds > 0 ? static_cast<double>(info.transactions) / info.simulation_seconds : 0.0);
+  run_lines(add, info);
   return add.text();
 }
 
 nlohmann::json kernel_json(const Topology& topo, const KernelSummary& k, const OpLog& log, const RunInfo& info) {
-  nlohmann::json engines = nlohmann::json::object();
-  for (const auto& [engine, e] : engine_totals(log))
-    engines[engine] = {{"ops", e.ops}, {"busy_cycles", e.busy}, {"bytes", e.bytes}, {"flops", e.flops}};
-  return {
+  nlohmann::json j = {
       {"kernel", k.kernel},
       {"topology", {{"file", info.topology_file}, {"name", info.topology_name}}},
       {"mode", k.data ? "data" : "timing"},
@@ -139,14 +143,10 @@ nlohmann::json kernel_json(const Topology& topo, const KernelSummary& k, const O
       {"pes", k.pes},
       {"simulated_cycles", k.cycles},
       {"simulated_seconds", static_cast<double>(k.cycles) / topo.pe.clock_hz},
-      {"engines", engines},
       {"op_log", {{"records", log.size()}, {"hash", log.hash()}}},
-      {"wall",
-       {{"elaboration_seconds", info.elaboration_seconds},
-        {"simulation_seconds", info.simulation_seconds},
-        {"peak_rss_kib", info.peak_rss_kib},
-        {"transactions", info.transactions}}},
   };
+  add_run_json(j, info);
+  return j;
 }
 
 NumericCheck check_attention(const gqa::DecodeConfig& c, const gqa::AttentionInputs& in, const HostTensor& o) {
@@ -178,17 +178,13 @@ std::string attention_tail(DType dtype, const std::optional<NumericCheck>& check
   if (check)
     add("  numerics        max |O - O_fp64| = %.3g; naive %s attention: %.3g; tolerance %.3g: %s\n", check->error,
         dtype_name(dtype), check->naive_error, check->tolerance, check->pass ? "PASS" : "FAIL");
-  add("  wall time       elaboration %.3f s, simulation %.3f s, peak RSS %.1f MiB\n", info.elaboration_seconds,
-      info.simulation_seconds, static_cast<double>(info.peak_rss_kib) / 1024);
-  add("  simulator       %llu transactions, %.0f transactions/s\n", static_cast<unsigned long long>(info.transactions),
-      info.simulation_seconds > 0 ? static_cast<double>(info.transactions) / info.simulation_seconds : 0.0);
+  run_lines(add, info);
   return add.text();
 }
 
 // The wall-time and numerics fields of an attention result.
 void add_attention_tail(nlohmann::json& j, const std::optional<NumericCheck>& check, const RunInfo& info) {
-  j["wall"] = {{"elaboration_seconds", info.elaboration_seconds}, {"simulation_seconds", info.simulation_seconds},
-               {"peak_rss_kib", info.peak_rss_kib}, {"transactions", info.transactions}};
+  add_run_json(j, info);
   if (check)
     j["numerics"] = {{"max_abs_error", check->error}, {"naive_error", check->naive_error},
                      {"tolerance", check->tolerance}, {"pass", check->pass}};
@@ -314,7 +310,7 @@ nlohmann::json prefill_json(const Topology& topo, const gqa::PrefillConfig& c, c
 }
 
 nlohmann::json stream_json(const Topology& topo, const StreamResult& r, const RunInfo& info) {
-  return {
+  nlohmann::json j = {
       {"kernel", "hbm_stream"},
       {"topology", {{"file", info.topology_file}, {"name", info.topology_name}}},
       {"knobs", {{"bytes_per_pe", r.bytes_per_pe}, {"write", r.write}, {"pes", r.pes}}},
@@ -325,11 +321,9 @@ nlohmann::json stream_json(const Topology& topo, const StreamResult& r, const Ru
       {"bursts", r.bursts},
       {"achieved_bytes_per_cycle_per_pe", r.achieved_bytes_per_cycle_per_pe},
       {"configured_bytes_per_cycle_per_pe", r.configured_bytes_per_cycle_per_pe},
-      {"wall",
-       {{"elaboration_seconds", info.elaboration_seconds},
-        {"simulation_seconds", info.simulation_seconds},
-        {"peak_rss_kib", info.peak_rss_kib}}},
   };
+  add_run_json(j, info);
+  return j;
 }
 
 }  // namespace kb::report

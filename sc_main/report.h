@@ -1,6 +1,8 @@
 #pragma once
 // The end-of-run summary of a simulation, as text and as the --json result.
+#include <map>
 #include <optional>
+#include <vector>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -9,10 +11,12 @@
 #include "kernels/gqa/decode_run.h"
 #include "kernels/gqa/prefill_run.h"
 #include "platform/op_log.h"
+#include "platform/utilisation.h"
 
 namespace kb::report {
 
 struct RunInfo {
+  std::optional<Utilisation> use;  // tl kernels
   std::string topology_file;
   std::string topology_name;
   double elaboration_seconds = 0;

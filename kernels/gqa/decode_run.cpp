@@ -155,6 +155,7 @@ DecodeResult run_decode(RuntimeContext& rt, const DecodeConfig& c, const Attenti
   };
   for (std::size_t i = first_record; i < log.size(); ++i) {
     const OpRecord& r = log.records()[i];
+    if (r.engine == "phase") continue;  // annotations, not ops
     if (r.kind == "composite" || r.kind == "flash_tile") widen(res.breakdown.sweep, r.start, r.end);
     if (r.kind == "send" || r.kind == "recv")
       widen(r.tag >= kTagLevel1 ? res.breakdown.level1 : res.breakdown.level2, r.start, r.end);

@@ -188,6 +188,7 @@ void gqa_decode(tl::Ctx& tl, std::shared_ptr<const DecodeParams> params) {
   const RowRange mine = tl.shard_rows(group->k);
   for (std::uint64_t row = mine.begin; row < mine.end(); row += p.tile_rows)
     r.tiles.push_back({row, std::min<std::uint64_t>(p.tile_rows, mine.end() - row)});
+  tl.phase("sweep");
   if (!r.tiles.empty()) r.q = tl.load(group->q, tl.shard_rows(group->q));  // first: it gates the sweep
   SoftmaxState st = SoftmaxState::empty(tl, r.m_rows, p.d);
   if (!r.tiles.empty()) {
@@ -199,6 +200,7 @@ void gqa_decode(tl::Ctx& tl, std::shared_ptr<const DecodeParams> params) {
   }
 
   // Level 2: binomial tree over the cube's PEs (IPCQ), root PE 0.
+  tl.phase("reduce level 2");
   const TreeNode pe_node = binomial_node(tl.pe().value, p.pes);
   for (const std::uint32_t child : pe_node.children)
     recv_merge(tl, st, PeCoord{tl.sip(), tl.cube(), PeId(child)}, kTagLevel2);
@@ -207,6 +209,7 @@ void gqa_decode(tl::Ctx& tl, std::shared_ptr<const DecodeParams> params) {
     return;
   }
   // Level 1: center-root reduce over the group's cubes (NOC), PE 0 of each cube.
+  tl.phase("reduce level 1");
   const TreeNode cube_node = center_node(cube_index, geo.w, geo.h);
   for (const std::uint32_t child : cube_node.children)
     recv_merge(tl, st, PeCoord{tl.sip(), geo.cube_at(child), PeId(0)}, kTagLevel1);
@@ -215,6 +218,7 @@ void gqa_decode(tl::Ctx& tl, std::shared_ptr<const DecodeParams> params) {
     return;
   }
   // The group root: O = O~ / l for all G heads, in the storage dtype.
+  tl.phase("store O");
   const auto scope = tl.scratch_scope();
   const tl::Tensor out = tl.div(st.o, st.l);
   tl.store(group->o, tl.shard_rows(group->o), p.dtype == DType::fp32 ? out : tl.cast(out, p.dtype));

@@ -224,6 +224,7 @@ void gqa_prefill(tl::Ctx& tl, std::shared_ptr<const PrefillParams> params) {
   };
 
   std::size_t pair = 0;
+  std::uint32_t phase_step = c;  // the ring step of the pairs issued last (c: none yet)
   if (!pairs.empty()) prefetch(0);
   if (windows > 0) post_window(0);
   for (std::size_t w = 0; w < windows; ++w) {
@@ -237,6 +238,10 @@ void gqa_prefill(tl::Ctx& tl, std::shared_ptr<const PrefillParams> params) {
     // last readers then overlaps that tile.
     bool next_posted = w + 1 == windows;
     for (; pair < pairs.size() && pairs[pair].first / kWindow == w; ++pair) {
+      if (const std::uint32_t step = x.chunks[pairs[pair].first].step; step != phase_step) {
+        tl.phase("ring step " + std::to_string(step));
+        phase_step = step;
+      }
       flash(pair);
       if (!next_posted) {
         post_window(w + 1);
@@ -257,6 +262,7 @@ void gqa_prefill(tl::Ctx& tl, std::shared_ptr<const PrefillParams> params) {
   if (!pairs.empty()) store_state(pairs.size() - 1);
 
   // The end: normalise and store each tile's rows of O (KV split: merge in the cube first).
+  tl.phase("store O");
   const DeviceTensor& o_head = group->o[ci];
   for (std::size_t t = 0; t < x.tiles.size(); ++t) {
     const auto scope = tl.scratch_scope();

@@ -169,7 +169,21 @@ TcmView Ctx::view_of(const Tensor& t) const {
 
 void Ctx::charge(const char* cpu_op) { pe_.cpu.spend(topo_.pe.cpu.issue_cycles.at(cpu_op)); }
 
+namespace {
+// What an engine command computes, for the op log: M x N x K of a GEMM (a flash tile's
+// first GEMM), the output's rows x cols of a vector op.
+std::string command_shape(const Command& c) {
+  const Command& g = c.kind == Command::Kind::Sequence && !c.steps.empty() ? c.steps.front() : c;
+  if (g.kind == Command::Kind::Gemm || g.kind == Command::Kind::Composite)
+    return std::to_string(g.m) + "x" + std::to_string(g.n) + "x" + std::to_string(g.k);
+  if (g.kind == Command::Kind::Math)
+    return shape_text({static_cast<std::int64_t>(g.out.rows), static_cast<std::int64_t>(g.out.cols)});
+  return "";
+}
+}  // namespace
+
 Command& Ctx::issue(Command cmd, OpRecord record) {
+  if (record.shape.empty()) record.shape = command_shape(cmd);
   record.kernel = kernel_;
   record.pe = coord();
   record.issue = cycles_of(sc_core::sc_time_stamp(), topo_.cycle());
@@ -201,6 +215,23 @@ void Ctx::finish() {
   waiting_for_ = "its last commands to finish";
   pe_.cpu.wait_all();
   waiting_for_.clear();
+  end_phase();
+}
+
+void Ctx::phase(const std::string& name) {
+  end_phase();
+  OpRecord r;
+  r.kernel = kernel_;
+  r.pe = coord();
+  r.engine = "phase";
+  r.kind = name;
+  r.issue = r.start = r.end = cycles_of(sc_core::sc_time_stamp(), topo_.cycle());
+  phase_ = log_.append(std::move(r));
+}
+
+void Ctx::end_phase() {
+  if (phase_) log_.at(*phase_).end = cycles_of(sc_core::sc_time_stamp(), topo_.cycle());
+  phase_.reset();
 }
 
 // ---- HBM <-> TCM ----------------------------------------------------------------------
@@ -286,6 +317,7 @@ Tensor Ctx::load(const DeviceTensor& t, RowRange rows, const Tensor* into) {
   r.kind = "load";
   r.bytes = c.bytes;
   r.tensor = t.name();
+  r.shape = shape_text(x.shape());
   x.buffer_->producer = &issue(c, std::move(r));
   return x;
 }
@@ -313,6 +345,7 @@ void Ctx::store(const DeviceTensor& t, RowRange rows, const Tensor& x) {
   r.kind = "store";
   r.bytes = c.bytes;
   r.tensor = t.name();
+  r.shape = shape_text(x.shape());
   const Command& cmd = issue(c, std::move(r));
   x.buffer_->readers.push_back(&cmd);
   stores_.push_back({&t.placements(), rows, &cmd});
@@ -772,6 +805,7 @@ void Ctx::send(const PeCoord& dst, const Tensor& x, std::uint32_t tag) {
   r.tag = tag;
   r.hops = mesh_hops(cube().value, dst.cube.value, mesh_x());
   r.tensor = x.name();
+  r.shape = shape_text(x.shape());
   x.buffer_->readers.push_back(&issue(c, std::move(r)));
 }
 
@@ -800,6 +834,7 @@ Tensor Ctx::recv_async(const PeCoord& src, const Shape& shape, DType dtype, std:
   r.engine = "ipcq";
   r.kind = "recv";
   r.bytes = t.bytes();
+  r.shape = shape_text(shape);
   r.peer = src;
   r.tag = tag;
   r.hops = mesh_hops(cube().value, src.cube.value, mesh_x());

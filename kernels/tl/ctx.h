@@ -154,8 +154,12 @@ class Ctx {
   Tensor persistent(const Shape& shape, DType dtype = DType::fp32, const std::string& name = "");
   const TcmUse& tcm_use() const { return use_; }
 
+  // Names the kernel phase the PE's program enters now (e.g. "sweep", "ring step 3"):
+  // an op-log record of engine "phase" from now to the next phase or the kernel's end.
+  void phase(const std::string& name);
+
   // Called by the runtime.
-  void finish();                           // waits for everything in flight
+  void finish();                           // waits for everything in flight, ends the phase
   void completed(const Command& cmd);      // the op log's end times
   const std::string& waiting_for() const { return waiting_for_; }
   // Time this PE's program spent blocked waiting for messages to arrive.
@@ -176,6 +180,7 @@ class Ctx {
   Command& issue(Command cmd, OpRecord record);
   std::uint64_t record_cpu(const std::string& kind, const char* cpu_op, const std::string& tensor);
   void block_on(const Command& cmd, const std::string& what);
+  void end_phase();
   void take_message(Buffer& b);
   Tensor math(MathOp op, const std::string& kind, const Tensor& a, const Tensor* b, const Tensor* c,
               const Tensor* out, float scalar = 0);
@@ -203,6 +208,7 @@ class Ctx {
   std::string waiting_for_;
   sc_core::sc_time message_wait_ = sc_core::SC_ZERO_TIME;
   std::uint32_t scopes_ = 0;
+  std::optional<std::uint64_t> phase_;  // the op-log record of the current phase
 };
 
 }  // namespace kb::tl

@@ -26,6 +26,15 @@ void Link::hold(sc_core::sc_time start, std::uint64_t bytes) {
   busy_ += ser;
   bytes_ += bytes;
   ++transfers_;
+  if (wave_ != nullptr && ser > sc_core::SC_ZERO_TIME) {
+    wave_->set(busy_signal_, start, 1);
+    wave_->set(busy_signal_, free_, 0);
+  }
+}
+
+void Link::trace(Waveform& wave) {
+  busy_signal_ = wave.add(name_, "busy", 1);
+  if (busy_signal_ >= 0) wave_ = &wave;
 }
 
 sc_core::sc_time reserve_path(const LinkPath& links, sc_core::sc_time earliest, std::uint64_t bytes) {

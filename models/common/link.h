@@ -10,6 +10,7 @@
 #include <systemc>
 #include <tlm>
 
+#include "models/common/waveform.h"
 #include "platform/topology.h"
 
 namespace kb {
@@ -31,6 +32,9 @@ class Link {
   // Holds the link for `bytes` from `start` (callers pick start >= free_at()).
   void hold(sc_core::sc_time start, std::uint64_t bytes);
 
+  // Records the link's busy intervals into `wave` (if its filter takes the link).
+  void trace(Waveform& wave);
+
   std::uint64_t bytes() const { return bytes_; }
   std::uint64_t transfers() const { return transfers_; }
   sc_core::sc_time busy() const { return busy_; }
@@ -42,6 +46,8 @@ class Link {
   sc_core::sc_time free_ = sc_core::SC_ZERO_TIME;
   std::uint64_t bytes_ = 0, transfers_ = 0;
   sc_core::sc_time busy_ = sc_core::SC_ZERO_TIME;
+  Waveform* wave_ = nullptr;
+  int busy_signal_ = -1;
 };
 
 // The links one forwarding step holds (at most a source and a destination port); held

@@ -25,6 +25,11 @@ CubeFabric::CubeFabric(const sc_core::sc_module_name& name, const Topology& topo
   }
 }
 
+void CubeFabric::trace(Waveform& wave) {
+  for (auto* links : {&pe_tx_, &pe_rx_, &ch_tx_, &ch_rx_})
+    for (Link& l : *links) l.trace(wave);
+}
+
 std::optional<AtRouter::Hop> CubeFabric::route(const tlm::tlm_generic_payload& gp,
                                                std::size_t in) {
   const auto dst = map_.decode(gp.get_address(), gp.get_data_length());

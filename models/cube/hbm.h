@@ -24,6 +24,7 @@ class Hbm : public sc_core::sc_module {
   Hbm(const sc_core::sc_module_name& name, const Topology& topo, std::uint64_t base);
 
   const Link& wire() const { return wire_; }
+  Link& wire() { return wire_; }
   std::uint64_t bytes_read() const { return bytes_read_; }
   std::uint64_t bytes_written() const { return bytes_written_; }
   MemoryStore& store() { return store_; }

@@ -38,6 +38,11 @@ NocRouter::NocRouter(const sc_core::sc_module_name& name, const Topology& topo,
   }
 }
 
+void NocRouter::trace(Waveform& wave) {
+  for (auto& l : links_)
+    if (l) l->trace(wave);
+}
+
 std::optional<Direction> NocRouter::next_step(CubeId dst) const {
   const std::uint32_t dx = dst.value % mesh_x_, dy = dst.value / mesh_x_;
   if (dx > x_) return Direction::East;

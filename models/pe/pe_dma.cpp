@@ -63,6 +63,7 @@ void PeDma::burst_done(tlm::tlm_generic_payload& burst) {
   Transfer& t = *burst.get_extension<BurstOwner>()->transfer;
   t.completed += burst.get_data_length();
   bytes_[lane] += burst.get_data_length();
+  add_work(burst.get_data_length(), 0);
   --ch.in_flight;
   burst.release();
   // Commands complete in order: responses of one channel come back in issue order.

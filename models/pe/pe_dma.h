@@ -33,6 +33,7 @@ class PeDma : public PeEngine {
     std::uint32_t in_flight = 0;
   };
   std::size_t lane_of(const Command& cmd) const override;
+  const char* lane_name(std::size_t lane) const override { return lane == 0 ? "read" : "write"; }
   void start(tlm::tlm_generic_payload& gp, Command& cmd) override;
   void issue_bursts(std::size_t lane);
   void burst_done(tlm::tlm_generic_payload& burst);

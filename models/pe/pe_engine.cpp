@@ -29,9 +29,20 @@ tlm::tlm_sync_enum PeEngine::nb_transport_fw(tlm::tlm_generic_payload& gp, tlm::
     if (cmd_gp.has_mm()) cmd_gp.acquire();
     Lane& lane = lanes_.at(lane_of(CommandExtension::of(cmd_gp)));
     lane.waiting.push_back(&cmd_gp);
+    traced(queue_signal_, ++depth_);
     if (!lane.current) start_next(lane);
     return true;
   });
+}
+
+void PeEngine::trace(Waveform& wave) {
+  if (!wave.wants(name())) return;
+  wave_ = &wave;
+  for (std::size_t i = 0; i < lanes_.size(); ++i) {
+    const std::string lane = lane_name(i);
+    lanes_[i].busy_signal = wave.add(name(), lane.empty() ? "busy" : lane + "_busy", 1);
+  }
+  queue_signal_ = wave.add(name(), "queue", 16);
 }
 
 void PeEngine::start_next(Lane& lane) {
@@ -39,6 +50,8 @@ void PeEngine::start_next(Lane& lane) {
   tlm::tlm_generic_payload& gp = *lane.waiting.front();
   lane.waiting.pop_front();
   lane.current = &gp;
+  if (lane.in_service++ == 0) traced(lane.busy_signal, 1);
+  if (in_service_++ == 0) active_since_ = sc_time_stamp();
   Command& cmd = CommandExtension::of(gp);
   cmd.started = sc_time_stamp();
   start(gp, cmd);
@@ -56,6 +69,10 @@ void PeEngine::finish(tlm::tlm_generic_payload& gp) {
   busy_ += cmd.finished - cmd.started;
   completed(cmd);
   ++commands_done_;
+  Lane& lane = lanes_.at(lane_of(cmd));
+  if (--lane.in_service == 0) traced(lane.busy_signal, 0);
+  if (--in_service_ == 0) active_ += cmd.finished - active_since_;
+  traced(queue_signal_, --depth_);
   gp.set_response_status(tlm::TLM_OK_RESPONSE);
   responder_.respond(gp, sc_core::SC_ZERO_TIME);
   release(gp);

@@ -11,6 +11,7 @@
 #include <tlm_utils/simple_target_socket.h>
 
 #include "models/common/ports.h"
+#include "models/common/waveform.h"
 #include "models/pe/command.h"
 #include "platform/topology.h"
 
@@ -21,18 +22,31 @@ class PeEngine : public sc_core::sc_module {
   tlm_utils::simple_target_socket<PeEngine> command;
 
   std::uint64_t commands_done() const { return commands_done_; }
-  sc_core::sc_time busy() const { return busy_; }  // service time summed over commands
+  sc_core::sc_time busy() const { return busy_; }      // service time summed over commands
+  sc_core::sc_time active() const { return active_; }  // time with a command in service (lanes merged)
+  std::uint64_t bytes_moved() const { return bytes_moved_; }  // DMA and message bytes
+  std::uint64_t flops_done() const { return flops_done_; }    // 2mnk per GEMM, one per element of a vector op
   std::size_t queued() const;                       // waiting + in service
+
+  // Records per lane a busy wire (a command in service: started, not finished) and the
+  // queue depth (accepted, not finished) into `wave`, if its filter takes this engine.
+  void trace(Waveform& wave);
 
  protected:
   PeEngine(const sc_core::sc_module_name& name, const Topology& topo, std::size_t lanes);
 
   virtual std::size_t lane_of(const Command&) const { return 0; }
+  // The lane's name in traces ("" for an engine of one lane).
+  virtual const char* lane_name(std::size_t) const { return ""; }
   // Begins serving a command; the engine calls finish() when the service ends.
   virtual void start(tlm::tlm_generic_payload& gp, Command& cmd) = 0;
   // Runs when a command's service ends, before its response (data-mode results land here).
   virtual void completed(Command&) {}
   void finish_after(tlm::tlm_generic_payload& gp, const sc_core::sc_time& delay);
+  void add_work(std::uint64_t bytes, std::uint64_t flops) {
+    bytes_moved_ += bytes;
+    flops_done_ += flops;
+  }
   void finish(tlm::tlm_generic_payload& gp);
   // Lets the lane start its next command while this one is still completing (e.g. a DMA
   // command whose bursts are all issued and in flight).
@@ -45,7 +59,12 @@ class PeEngine : public sc_core::sc_module {
   struct Lane {
     std::deque<tlm::tlm_generic_payload*> waiting;
     tlm::tlm_generic_payload* current = nullptr;  // the command the lane is serving
+    std::uint32_t in_service = 0;                 // started, not finished (release() overlaps them)
+    int busy_signal = -1;
   };
+  void traced(int signal, std::uint64_t value) {
+    if (wave_ != nullptr) wave_->set(signal, sc_core::sc_time_stamp(), value);
+  }
   tlm::tlm_sync_enum nb_transport_fw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
                                      sc_core::sc_time& delay);
   void start_next(Lane& lane);
@@ -56,6 +75,12 @@ class PeEngine : public sc_core::sc_module {
   Responder responder_;
   tlm_utils::peq_with_cb_and_phase<PeEngine> timer_;
   std::uint64_t commands_done_ = 0;
+  std::uint32_t depth_ = 0;       // accepted, not finished
+  std::uint32_t in_service_ = 0;  // over all lanes
+  sc_core::sc_time active_ = sc_core::SC_ZERO_TIME, active_since_ = sc_core::SC_ZERO_TIME;
+  std::uint64_t bytes_moved_ = 0, flops_done_ = 0;
+  Waveform* wave_ = nullptr;
+  int queue_signal_ = -1;
   sc_core::sc_time busy_ = sc_core::SC_ZERO_TIME;
 };
 

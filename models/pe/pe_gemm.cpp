@@ -15,6 +15,7 @@ std::uint64_t PeGemm::cycles_for(std::uint64_t m, std::uint64_t n, std::uint64_t
 }
 
 void PeGemm::start(tlm::tlm_generic_payload& gp, Command& cmd) {
+  add_work(0, 2ull * cmd.m * cmd.n * cmd.k);
   finish_after(gp, cycles(cycles_for(cmd.m, cmd.n, cmd.k)));
 }
 

@@ -50,6 +50,7 @@ void PeIpcq::sent(tlm::tlm_generic_payload& msg) {
   if (!msg.is_response_ok())
     SC_REPORT_ERROR(name(), ("message delivery failed: " + msg.get_response_string()).c_str());
   bytes_sent_ += msg.get_data_length();
+  add_work(msg.get_data_length(), 0);
   msg.release();
   tlm::tlm_generic_payload* cmd = sending_;
   sending_ = nullptr;

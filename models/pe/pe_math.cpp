@@ -23,6 +23,7 @@ std::uint64_t PeMath::cycles_for(MathOp op, std::uint64_t elements, std::uint32_
 }
 
 void PeMath::start(tlm::tlm_generic_payload& gp, Command& cmd) {
+  add_work(0, cmd.elements);
   finish_after(gp, cycles(cycles_for(cmd.op, cmd.elements, cmd.reduce_width)));
 }
 

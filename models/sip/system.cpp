@@ -21,6 +21,20 @@ void System::for_each_pe(const std::function<void(Pe&)>& visit) {
 
 namespace kb {
 
+void System::trace(Waveform& wave) {
+  for (auto& sip : sips_)
+    for (std::uint32_t c = 0; c < sip->cube_count(); ++c) {
+      Cube& cube = sip->cube(CubeId(c));
+      sip->noc.router(CubeId(c)).trace(wave);
+      cube.fabric.trace(wave);
+      for (std::uint32_t p = 0; p < cube.pe_count(); ++p) {
+        cube.hbm(PeId(p)).wire().trace(wave);
+        Pe& pe = cube.pe(PeId(p));
+        for (PeEngine* e : std::initializer_list<PeEngine*>{&pe.dma, &pe.gemm, &pe.math, &pe.ipcq}) e->trace(wave);
+      }
+    }
+}
+
 std::uint64_t System::transactions() {
   std::uint64_t n = 0;
   for_each_pe([&](Pe& pe) {

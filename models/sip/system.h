@@ -21,6 +21,10 @@ class System : public sc_core::sc_module {
   // Modelled transactions so far: engine commands served plus HBM accesses.
   std::uint64_t transactions();
 
+  // Records into `wave` the signals its filter takes: every engine's busy and queue
+  // depth, every NOC link's, fabric port's and HBM channel's busy.
+  void trace(Waveform& wave);
+
   // Visits every PE, SIP by SIP, cube by cube.
   void for_each_pe(const std::function<void(Pe&)>& visit);
 

@@ -5,6 +5,7 @@
 
 
 #include "kernels/examples/examples.h"
+#include "platform/utilisation.h"
 #include "tests/kernels/tl_support.h"
 
 namespace kb {
@@ -92,6 +93,54 @@ TEST(Examples, RowSoftmaxOnAll512Pes) {
     EXPECT_LT(worst, 1e-6) << "sip " << s;
   }
   EXPECT_TRUE(overlaps(m.rt.op_log(), PeCoord{SipId(1), CubeId(6), PeId(2)}, "math"));
+}
+
+}  // namespace
+}  // namespace kb
+
+namespace kb {
+namespace {
+
+// The report's utilisation table comes from the engines' own counters; for plain ops
+// (one engine command each) it equals what the op log says: per cube, the DMA's and the
+// MATH engine's busy time (overlapping ops counted once), DMA bytes and MATH flops.
+TEST(Examples, UtilisationFromTheEnginesMatchesTheOpLog) {
+  Machine m("small_1sip_2x2x2", false);
+  const DPPolicy rows = DPPolicy::shard2d(m.topo.cubes_per_sip(), m.topo.cube.pes);
+  const Shape shape{m.topo.pes_per_sip() * 48, 96};
+  const DeviceTensor x = m.rt.empty("x", shape, DType::fp32, rows, SipId(0));
+  m.rt.launch(SipId(0), "row_softmax", kernels::row_softmax, x, m.rt.empty("y", shape, DType::fp32, rows, SipId(0)), 16u);
+  m.rt.run();
+  const Utilisation u = utilisation(m.sys, m.rt.last_run_cycles());
+  EXPECT_EQ(u.cycles, m.rt.last_run_cycles());
+  ASSERT_EQ(u.sips.size(), 1u);
+  ASSERT_EQ(u.cubes.size(), m.topo.cubes_per_sip());
+  const OpLog& log = m.rt.op_log();
+  std::uint64_t sip_math = 0;
+  for (std::uint32_t c = 0; c < m.topo.cubes_per_sip(); ++c) {
+    const UseRow& row = u.cubes[c];
+    EXPECT_EQ(row.where, "sip0.cube" + std::to_string(c));
+    EXPECT_EQ(row.pes, m.topo.cube.pes);
+    std::uint64_t dma_busy = 0, math_busy = 0, dma_bytes = 0, math_flops = 0;
+    for (std::uint32_t p = 0; p < m.topo.cube.pes; ++p) {
+      const PeCoord pe{SipId(0), CubeId(c), PeId(p)};
+      for (const auto& [s, e] : log.busy(pe, "dma")) dma_busy += e - s;
+      for (const auto& [s, e] : log.busy(pe, "math")) math_busy += e - s;
+    }
+    for (const OpRecord& r : log.records()) {
+      if (r.pe.cube.value != c) continue;
+      if (r.engine == "dma") dma_bytes += r.bytes;
+      if (r.engine == "math") math_flops += r.flops;
+    }
+    ASSERT_GT(math_busy, 0u);
+    EXPECT_EQ(row.engines.at("dma").busy_cycles, dma_busy) << row.where;
+    EXPECT_EQ(row.engines.at("math").busy_cycles, math_busy) << row.where;
+    EXPECT_EQ(row.engines.at("dma").bytes, dma_bytes) << row.where;
+    EXPECT_EQ(row.engines.at("math").flops, math_flops) << row.where;
+    sip_math += math_busy;
+  }
+  EXPECT_EQ(u.sips[0].where, "sip0");
+  EXPECT_EQ(u.sips[0].engines.at("math").busy_cycles, sip_math);
 }
 
 }  // namespace

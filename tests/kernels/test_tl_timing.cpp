@@ -189,7 +189,7 @@ TEST(TlOpLog, MessagesPerLinkFollowXyRouting) {
   EXPECT_EQ(noc.router(CubeId(0)).link(Direction::East)->transfers(), 1u);
   EXPECT_EQ(noc.router(CubeId(1)).link(Direction::South)->transfers(), 1u);
   const std::string csv = m.rt.op_log().to_csv();
-  EXPECT_EQ(csv.substr(0, csv.find('\n')), "id,kernel,pe,engine,kind,issue,start,end,bytes,flops,peer,tag,hops,tensor");
+  EXPECT_EQ(csv.substr(0, csv.find('\n')), "id,kernel,pe,engine,kind,issue,start,end,bytes,flops,peer,tag,hops,tensor,shape");
 }
 
 }  // namespace

@@ -1,45 +1,20 @@
 // The kernbench program end to end: exit codes, reports, errors, output files.
 #include <gtest/gtest.h>
 
-#include <sys/wait.h>
-
-#include <array>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 
 #include <nlohmann/json.hpp>
 
-#include "tests/support.h"
+#include "tests/sc_main/cli_support.h"
 
 namespace kb {
 namespace {
 
-struct Result {
-  int code = -1;
-  std::string out;  // stdout and stderr
-};
-
-Result run(const std::string& args) {
-  const std::string cmd = std::string(KERNBENCH_BINARY) + " " + args + " 2>&1";
-  Result r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) return r;
-  std::array<char, 4096> buf{};
-  while (fgets(buf.data(), buf.size(), p) != nullptr) r.out += buf.data();
-  const int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
-
-std::string topo(const std::string& name) { return test::source_path("topologies/" + name + ".yaml"); }
-
-std::string temp_dir(const std::string& name) {
-  const auto dir = std::filesystem::path(testing::TempDir()) / ("kernbench_cli_" + name);
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir.string();
-}
+using test::Result;
+using test::run;
+using test::temp_dir;
+using test::topo;
 
 }  // namespace
 

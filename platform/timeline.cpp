@@ -1,0 +1,85 @@
+#include "platform/timeline.h"
+
+#include <deque>
+#include <map>
+#include <tuple>
+
+#include <nlohmann/json.hpp>
+
+namespace kb {
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+// Engines in the order their tracks appear under a PE.
+int engine_rank(const std::string& engine) {
+  static const char* const kOrder[] = {"phase", "cpu", "dma", "gemm", "math", "ipcq"};
+  for (int i = 0; i < 6; ++i)
+    if (engine == kOrder[i]) return i;
+  return 6;
+}
+
+struct Track {
+  std::uint32_t cube, pe;
+  int rank;
+  std::string engine;
+  auto operator<=>(const Track&) const = default;
+};
+
+}  // namespace
+
+std::string chrome_trace(const OpLog& log, const Topology& topo) {
+  const double us_per_cycle = topo.cycle().to_seconds() * 1e6;
+  // Tracks per SIP, numbered in (cube, PE, engine) order so the file is deterministic.
+  std::map<std::uint32_t, std::map<Track, int>> tracks;
+  auto track_of = [](const OpRecord& r) {
+    return Track{r.pe.cube.value, r.pe.pe.value, engine_rank(r.engine), r.engine};
+  };
+  for (const OpRecord& r : log.records()) tracks[r.pe.sip.value][track_of(r)] = 0;
+  std::string out = "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
+  bool first = true;
+  auto emit = [&](const Json& e) {
+    if (!first) out += ",\n";
+    first = false;
+    out += e.dump();
+  };
+  for (auto& [sip, ts] : tracks) {
+    emit({{"ph", "M"}, {"name", "process_name"}, {"pid", sip}, {"args", {{"name", "sip" + std::to_string(sip)}}}});
+    int tid = 0;
+    for (auto& [t, id] : ts) {
+      id = ++tid;
+      const std::string name = "cube(" + std::to_string(t.cube % topo.sip.mesh_x) + "," +
+                               std::to_string(t.cube / topo.sip.mesh_x) + ").pe" + std::to_string(t.pe) + "." + t.engine;
+      emit({{"ph", "M"}, {"name", "thread_name"}, {"pid", sip}, {"tid", id}, {"args", {{"name", name}}}});
+      emit({{"ph", "M"}, {"name", "thread_sort_index"}, {"pid", sip}, {"tid", id}, {"args", {{"sort_index", id}}}});
+    }
+  }
+  auto tid_of = [&](const OpRecord& r) { return tracks[r.pe.sip.value][track_of(r)]; };
+  // The n-th send from A to B with a tag is the message the n-th such recv takes.
+  std::map<std::tuple<PeCoord, PeCoord, std::uint32_t>, std::deque<const OpRecord*>> sends;
+  for (const OpRecord& r : log.records())
+    if (r.engine == "ipcq" && r.kind == "send" && r.peer) sends[{r.pe, *r.peer, r.tag}].push_back(&r);
+  std::uint64_t flows = 0;
+  for (const OpRecord& r : log.records()) {
+    Json args = {{"id", r.id}, {"bytes", r.bytes}, {"flops", r.flops}, {"shape", r.shape}, {"tag", r.tag},
+                 {"tensor", r.tensor}, {"peer", r.peer ? r.peer->str() : ""}, {"issue", r.issue}};
+    emit({{"ph", "X"}, {"name", r.kind}, {"cat", r.engine}, {"pid", r.pe.sip.value}, {"tid", tid_of(r)},
+          {"ts", static_cast<double>(r.start) * us_per_cycle},
+          {"dur", static_cast<double>(r.end - r.start) * us_per_cycle}, {"args", args}});
+    if (r.engine != "ipcq" || r.kind != "recv" || !r.peer) continue;
+    auto& waiting = sends[{*r.peer, r.pe, r.tag}];
+    if (waiting.empty()) continue;  // a receive whose message never came
+    const OpRecord& s = *waiting.front();
+    waiting.pop_front();
+    ++flows;
+    emit({{"ph", "s"}, {"name", "message"}, {"cat", "message"}, {"id", flows}, {"pid", s.pe.sip.value},
+          {"tid", tid_of(s)}, {"ts", static_cast<double>(s.start) * us_per_cycle}});
+    emit({{"ph", "f"}, {"bp", "e"}, {"name", "message"}, {"cat", "message"}, {"id", flows}, {"pid", r.pe.sip.value},
+          {"tid", tid_of(r)}, {"ts", static_cast<double>(r.end) * us_per_cycle}});
+  }
+  out += "\n]}\n";
+  return out;
+}
+
+}  // namespace kb

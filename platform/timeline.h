@@ -1,0 +1,15 @@
+#pragma once
+// The timeline of a run: its op log as Chrome trace-event JSON, which Perfetto
+// (ui.perfetto.dev) and chrome://tracing open. A process per SIP, a track per engine of
+// each PE ("cube(1,2).pe3.gemm") and one for its kernel phases; one slice per op-log
+// record with its fields as args; every message a flow arrow from its send to its recv.
+#include <string>
+
+#include "platform/op_log.h"
+#include "platform/topology.h"
+
+namespace kb {
+
+std::string chrome_trace(const OpLog& log, const Topology& topo);
+
+}  // namespace kb
