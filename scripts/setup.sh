@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Installs the Debian packages kernbench needs, only those that are missing.
+# Installs the Debian packages kernbench needs, only those that are missing. Extra
+# package names given as arguments are installed the same way (scripts use this).
 set -euo pipefail
 packages=(
   build-essential cmake pkg-config
   libsystemc-dev libyaml-cpp-dev libboost-program-options-dev
   libgtest-dev nlohmann-json3-dev libeigen3-dev
+  "$@"
 )
 missing=()
 for p in "${packages[@]}"; do
