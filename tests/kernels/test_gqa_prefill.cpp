@@ -90,6 +90,24 @@ TEST(PrefillLevers, RingTransfersAreOneHopAndCarryNoSoftmaxState) {
   EXPECT_EQ(sends, r.ring_transfers);
 }
 
+// The timeline's named spans: every PE of a ring walks the steps in order, then stores O.
+TEST(PrefillLevers, PhasesAreTheRingStepsThenTheStore) {
+  Machine m = one_sip(false);
+  timing_run(m, small(2048, 0, RowLayout::Contiguous, false, DType::bf16, 128));
+  std::map<PeCoord, std::vector<std::string>> phases;
+  std::map<PeCoord, std::uint64_t> last_end;
+  for (const OpRecord* r : m.rt.op_log().select("phase")) {
+    EXPECT_GE(r->start, last_end[r->pe]) << "phases of one PE overlap";
+    EXPECT_GE(r->end, r->start);
+    last_end[r->pe] = r->end;
+    phases[r->pe].push_back(r->kind);
+  }
+  const std::vector<std::string> expected = {"ring step 0", "ring step 1", "ring step 2", "ring step 3", "ring step 4",
+                                             "ring step 5", "ring step 6", "ring step 7", "store O"};
+  ASSERT_EQ(phases.size(), 128u);  // every PE of the SIP's two groups
+  for (const auto& [pe, names] : phases) EXPECT_EQ(names, expected) << pe.str();
+}
+
 TEST(PrefillLevers, EachCubeStoresItsOwnHead) {
   Machine m = one_sip(false);
   timing_run(m, small(1024, 0, RowLayout::Zigzag, true, DType::bf16, 128));
