@@ -21,6 +21,8 @@
 #include "platform/output_file.h"
 #include "platform/topology.h"
 #include "platform/units.h"
+#include "sc_main/bench.h"
+#include "sc_main/errors.h"
 #include "sc_main/report.h"
 
 namespace kb::cli {
@@ -28,19 +30,11 @@ namespace po = boost::program_options;
 
 namespace {
 
-// A malformed command line: exit code 2.
-struct UsageError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-// Bad input found while running (a file, a value out of range for the machine): exit code 1.
-struct InputError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
 const char* kUsage =
     "usage:\n"
     "  kernbench                                   run the headline case (GQA decode, S = 32768, 4 SIPs)\n"
     "  kernbench run [options]                     run a workload and print its report\n"
+    "  kernbench bench gqa_llama70b [--quick] [--out sweep.json] [--jobs N] [--resume]\n"
     "  kernbench topology show|validate FILE [--set key.path=value ...]\n"
     "  kernbench --help | --version\n";
 
@@ -357,7 +351,8 @@ int main(int argc, char** argv) {
     }
     if (cmd == "run") return cmd_run(rest);
     if (cmd == "topology") return cmd_topology(rest);
-    throw UsageError("unknown command '" + cmd + "'; commands: run, topology");
+    if (cmd == "bench") return cmd_bench(rest);
+    throw UsageError("unknown command '" + cmd + "'; commands: run, bench, topology");
   } catch (const UsageError& e) {
     std::cerr << "kernbench: error: " << e.what() << "\n" << kUsage;
     return 2;
