@@ -17,6 +17,7 @@
 #include "platform/timeline.h"
 #include "sc_main/workloads.h"
 #include "kernels/gqa/decode_run.h"
+#include "kernels/gqa/sp_table.h"
 #include "models/common/waveform.h"
 #include "platform/output_file.h"
 #include "platform/topology.h"
@@ -83,6 +84,7 @@ int cmd_run(const std::vector<std::string>& args) {
   std::string rows_text, k_text, n_text, m_tile_text, k_tile_text, seed_text;
   std::string seq_text, qlen_text, hq_text, hkv_text, hd_text, cubes_text, pes_text, variant_text, tile_text;
   std::string inputs_dir, outputs_dir, layout_text, chunk_text, qtile_text, vcd_file, vcd_filter, timeline_file;
+  std::string sp_table_file;
   std::vector<std::string> sets;
   bool write = false, data = false, check = false, causal = false, no_causal = false;
   po::options_description opts("kernbench run options");
@@ -110,8 +112,11 @@ int cmd_run(const std::vector<std::string>& args) {
       ("heads-q", po::value(&hq_text)->default_value("64"), "gqa_decode: query heads H_q")
       ("heads-kv", po::value(&hkv_text)->default_value("8"), "gqa_decode: KV heads H_kv")
       ("head-dim", po::value(&hd_text)->default_value("128"), "gqa_decode: head dimension d")
-      ("cubes-per-group", po::value(&cubes_text)->default_value("8"), "gqa_decode: cubes per KV head (C)")
-      ("pes", po::value(&pes_text)->default_value("8"), "gqa_decode: PEs per cube (P)")
+      ("cubes-per-group", po::value(&cubes_text)->default_value("8"),
+       "gqa_decode: cubes per KV head (C), or auto: the fastest C at this S from the SP table")
+      ("pes", po::value(&pes_text)->default_value("8"), "PEs per cube (P); gqa_decode: or auto, like C")
+      ("sp-table", po::value(&sp_table_file)->default_value(KERNBENCH_SP_TABLE),
+       "gqa_decode: the SP table auto reads (written by kernbench bench gqa_llama70b)")
       ("variant", po::value(&variant_text)->default_value("pipelined"), "gqa_decode: naive, pipelined or fused")
       ("tile", po::value(&tile_text)->default_value("0"), "gqa_decode: KV rows per sweep tile (0: auto)")
       ("causal", po::bool_switch(&causal), "causal attention (the default)")
@@ -164,8 +169,11 @@ int cmd_run(const std::vector<std::string>& args) {
   dc.h_q = count_flag("--heads-q", hq_text, 0, 4096);
   dc.h_kv = count_flag("--heads-kv", hkv_text, 0, 4096);
   dc.d = count_flag("--head-dim", hd_text, 0, 1u << 16);
-  dc.cubes = count_flag("--cubes-per-group", cubes_text, 1, 4096);
-  dc.pes = count_flag("--pes", pes_text, 1, 4096);
+  const bool auto_cubes = cubes_text == "auto", auto_pes = pes_text == "auto";
+  if ((auto_cubes || auto_pes) && kernel != "gqa_decode")
+    throw UsageError("--cubes-per-group auto and --pes auto apply to --kernel gqa_decode");
+  dc.cubes = auto_cubes ? 0 : count_flag("--cubes-per-group", cubes_text, 1, 4096);
+  dc.pes = auto_pes ? 0 : count_flag("--pes", pes_text, 1, 4096);
   dc.tile_rows = count_flag("--tile", tile_text, 0, 1u << 16);
   dc.causal = !no_causal;
   dc.dtype = *dtype;
@@ -192,6 +200,25 @@ int cmd_run(const std::vector<std::string>& args) {
   if (!bytes || *bytes == 0 || *bytes > topo.cube.hbm.capacity)
     throw UsageError("--bytes '" + bytes_text + "': expected a size from 1B to the HBM channel capacity (" +
                      units::format_bytes(topo.cube.hbm.capacity) + "), e.g. 256KiB");
+  if (auto_cubes || auto_pes) {
+    try {
+      const gqa::SpTable table = gqa::SpTable::load(sp_table_file);
+      if (table.topology != topo.name || table.h_q != dc.h_q || table.h_kv != dc.h_kv || table.d != dc.d ||
+          table.t_q != dc.t_q)
+        throw std::invalid_argument("SP table " + sp_table_file + " was measured on " + table.topology + " with H_q " +
+                                    std::to_string(table.h_q) + ", H_kv " + std::to_string(table.h_kv) + ", d " +
+                                    std::to_string(table.d) + ", T_q " + std::to_string(table.t_q) +
+                                    "; this run differs: give C and P, or sweep this case into a table");
+      const auto [c, p] = table.choose(dc.s, auto_cubes ? std::nullopt : std::optional(dc.cubes),
+                                       auto_pes ? std::nullopt : std::optional(dc.pes));
+      dc.cubes = c;
+      dc.pes = p;
+      std::cout << "kernbench: SP table " << sp_table_file << " picks C = " << c << ", P = " << p << " for S = " << dc.s
+                << "\n";
+    } catch (const std::invalid_argument& e) {
+      throw InputError(e.what());
+    }
+  }
   std::vector<SipId> devices;
   if (vm.count("devices")) devices = parse_devices(devices_text, topo.system.sips);
   else

@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""Plots a `kernbench bench gqa_llama70b` sweep (sweep.json) as PNG and SVG:
+  headline          decode (C = P = 8) and prefill (zigzag) efficiency vs S
+  decode_latency    decode latency vs S, a line per (C, P): the SP-enable sweep
+  decode_efficiency decode HBM-roofline efficiency vs S, a line per (C, P)
+  prefill           prefill latency and GEMM-roofline efficiency vs S, zigzag vs contiguous
+
+usage: plot_sweep.py SWEEP.json [OUTDIR]   (default OUTDIR: docs/img)
+"""
+import json
+import os
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+
+def save(fig, outdir, name):
+    fig.tight_layout()
+    for ext in ("png", "svg"):
+        fig.savefig(os.path.join(outdir, f"{name}.{ext}"), dpi=110)
+    plt.close(fig)
+
+
+def us(row):
+    return row["simulated_seconds"] * 1e6
+
+
+def main():
+    if len(sys.argv) not in (2, 3):
+        sys.exit(__doc__.strip().splitlines()[-1])
+    path, outdir = sys.argv[1], sys.argv[2] if len(sys.argv) == 3 else "docs/img"
+    try:
+        with open(path) as f:
+            rows = json.load(f)["rows"]
+    except (OSError, ValueError, KeyError) as e:
+        sys.exit(f"plot_sweep: {path}: not a sweep file ({e})")
+    os.makedirs(outdir, exist_ok=True)
+    decode = [r for r in rows if r["panel"] == "decode"]
+    prefill = [r for r in rows if r["panel"] == "prefill"]
+    cps = sorted({(r["knobs"]["cubes_per_group"], r["knobs"]["pes"]) for r in decode})
+
+    def series(sel, y):
+        pts = sorted((r["knobs"]["seq_len"], y(r)) for r in sel)
+        return [p[0] for p in pts], [p[1] for p in pts]
+
+    for name, y, label, log_y in (("decode_latency", us, "latency (us)", True),
+                                  ("decode_efficiency", lambda r: 100 * r["roofline_efficiency"],
+                                   "HBM-roofline efficiency (%) of the PEs used", False)):
+        fig, ax = plt.subplots(figsize=(9, 5.5))
+        for c, p in cps:
+            sel = [r for r in decode if (r["knobs"]["cubes_per_group"], r["knobs"]["pes"]) == (c, p)]
+            x, v = series(sel, y)
+            ax.plot(x, v, marker="o", markersize=3, lw=2.2 if (c, p) == (8, 8) else 1,
+                    label=f"C={c} P={p}")
+        ax.set_xscale("log", base=2)
+        if log_y:
+            ax.set_yscale("log")
+        ax.set_xlabel("context S (tokens)")
+        ax.set_ylabel(label)
+        ax.set_title(f"GQA decode, Llama-3-70B, 4 SIPs: {label} by (C, P)")
+        ax.legend(fontsize=7, ncol=4)
+        ax.grid(True, which="both", alpha=0.3)
+        save(fig, outdir, name)
+
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(12, 4.8))
+    for layout in ("zigzag", "contiguous"):
+        sel = [r for r in prefill if r["knobs"]["layout"] == layout]
+        a1.plot(*series(sel, us), marker="o", label=layout)
+        a2.plot(*series(sel, lambda r: 100 * r["roofline_efficiency"]), marker="o", label=layout)
+    for ax, label in ((a1, "latency (us)"), (a2, "GEMM-roofline efficiency (%)")):
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("context S = T_q (tokens)")
+        ax.set_ylabel(label)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend()
+    a1.set_yscale("log")
+    fig.suptitle("GQA prefill, Llama-3-70B, causal, 4 SIPs: zigzag vs contiguous query rows")
+    save(fig, outdir, "prefill")
+
+    fig, ax = plt.subplots(figsize=(9, 5))
+    head = [r for r in decode if r["headline"]]
+    ax.plot(*series(head, lambda r: 100 * r["roofline_efficiency"]), marker="o",
+            label="decode, C = P = 8 (HBM roofline)")
+    zig = [r for r in prefill if r["knobs"]["layout"] == "zigzag"]
+    ax.plot(*series(zig, lambda r: 100 * r["roofline_efficiency"]), marker="s",
+            label="prefill, zigzag (GEMM roofline)")
+    ax.axhline(90, color="grey", ls=":", lw=1)
+    ax.axhline(80, color="grey", ls=":", lw=1)
+    ax.set_xscale("log", base=2)
+    ax.set_ylim(0, 100)
+    ax.set_xlabel("context S (tokens)")
+    ax.set_ylabel("% of the modelled machine's roofline")
+    ax.set_title("Llama-3-70B attention on 4 AHBM SIPs (512 PEs)")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend()
+    save(fig, outdir, "headline")
+    print(f"plot_sweep: wrote headline, decode_latency, decode_efficiency and prefill (.png, .svg) in {outdir}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,153 @@
+// `kernbench bench gqa_llama70b --quick`: the rows and their invariants, --jobs, --resume
+// after a killed sweep, and the SP table behind `run --cubes-per-group auto --pes auto`.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <thread>
+#include <tuple>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/sc_main/cli_support.h"
+
+namespace kb::test {
+namespace {
+
+using Json = nlohmann::json;
+
+Json read_json(const std::string& file) {
+  std::ifstream in(file);
+  return Json::parse(in);
+}
+
+// The rows without the fields that measure the simulator rather than the model.
+Json model_rows(const Json& sweep) {
+  Json rows = sweep["rows"];
+  for (auto& r : rows) r.erase("wall");
+  return rows;
+}
+
+std::string quick_sweep(const std::string& dir, int jobs, const std::string& more = "") {
+  const Result r = run("bench gqa_llama70b --quick --out " + dir + "/sweep.json --jobs " + std::to_string(jobs) + more);
+  EXPECT_EQ(r.code, 0) << r.out;
+  return dir + "/sweep.json";
+}
+
+TEST(Bench, QuickSweepRowsHoldTheirInvariants) {
+  const std::string dir = temp_dir("bench_quick");
+  const Json sweep = read_json(quick_sweep(dir, 2));
+  const Json& rows = sweep["rows"];
+  ASSERT_EQ(rows.size(), 34u);  // decode: 2 S x 16 (C, P); prefill: 1 S x 2 layouts
+  EXPECT_EQ(sweep["points"], 34);
+  std::size_t decode = 0, prefill = 0;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const Json& r = rows[i];
+    EXPECT_EQ(r["point"], i);
+    EXPECT_FALSE(r["git_revision"].get<std::string>().empty());
+    EXPECT_GT(r["simulated_cycles"].get<std::uint64_t>(), 0u) << r["key"];
+    const double eff = r["roofline_efficiency"];
+    EXPECT_GT(eff, 0.0) << r["key"];
+    EXPECT_LE(eff, 1.0) << r["key"];
+    EXPECT_GT(r["wall"]["simulation_seconds"].get<double>(), 0.0);
+    EXPECT_GT(r["wall"]["transactions"].get<std::uint64_t>(), 0u);
+    const Json& k = r["knobs"];
+    const std::uint64_t s = k["seq_len"], h_kv = k["heads_kv"], h_q = k["heads_q"], d = k["head_dim"];
+    if (r["panel"] == "decode") {
+      ++decode;
+      EXPECT_EQ(r["kv_bytes"].get<std::uint64_t>(), 2 * s * h_kv * d * 2) << r["key"];  // K and V once, bf16
+      EXPECT_EQ(r["headline"], k["cubes_per_group"] == 8 && k["pes"] == 8);
+    } else {
+      ++prefill;
+      double visible = 0;  // causal: query t sees t + 1 keys
+      for (std::uint64_t t = 0; t < s; ++t) visible += static_cast<double>(t + 1);
+      EXPECT_EQ(r["flops"].get<double>(), 4.0 * static_cast<double>(d * h_q) * visible) << r["key"];
+    }
+  }
+  EXPECT_EQ(decode, 32u);
+  EXPECT_EQ(prefill, 2u);
+  // The CSV: a header and one line per row.
+  std::ifstream csv(dir + "/sweep.csv");
+  std::string header, line;
+  std::getline(csv, header);
+  EXPECT_EQ(header.rfind("point,key,panel,headline,git_revision,", 0), 0u) << header;
+  std::size_t lines = 0;
+  while (std::getline(csv, line)) ++lines;
+  EXPECT_EQ(lines, rows.size());
+}
+
+TEST(Bench, TwoJobsGiveTheRowsOfOne) {
+  const std::string one = temp_dir("bench_jobs1"), two = temp_dir("bench_jobs2");
+  const Json a = read_json(quick_sweep(one, 1)), b = read_json(quick_sweep(two, 2));
+  EXPECT_EQ(model_rows(a), model_rows(b));
+  EXPECT_EQ(read_json(one + "/sp_table.json"), read_json(two + "/sp_table.json"));
+}
+
+TEST(Bench, ResumeAfterAKilledSweepGivesTheUninterruptedRows) {
+  const std::string whole = temp_dir("bench_whole"), cut = temp_dir("bench_cut");
+  const Json uninterrupted = read_json(quick_sweep(whole, 1));
+  // Start a sweep in its own process group and kill all of it once some rows are in.
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    setpgid(0, 0);
+    const std::string out = cut + "/sweep.json";
+    execl(KERNBENCH_BINARY, KERNBENCH_BINARY, "bench", "gqa_llama70b", "--quick", "--jobs", "1", "--out", out.c_str(),
+          static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  std::size_t rows_before_kill = 0;
+  for (int i = 0; i < 600 && rows_before_kill < 5; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    std::ifstream in(cut + "/sweep.json");
+    if (in) rows_before_kill = Json::parse(in)["rows"].size();
+  }
+  kill(-pid, SIGKILL);
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+  ASSERT_GE(rows_before_kill, 5u) << "the sweep never wrote rows";
+  const Json killed = read_json(cut + "/sweep.json");  // complete JSON, never a torn file
+  ASSERT_LT(killed["rows"].size(), uninterrupted["rows"].size()) << "killed too late to test --resume";
+  const Json resumed = read_json(quick_sweep(cut, 1, " --resume"));
+  EXPECT_EQ(model_rows(resumed), model_rows(uninterrupted));
+  // The rows finished before the kill were kept, not run again.
+  for (std::size_t i = 0; i < killed["rows"].size(); ++i)
+    EXPECT_EQ(resumed["rows"][i]["wall"], killed["rows"][i]["wall"]) << i;
+}
+
+TEST(Bench, AutoCAndPAreTheSweepsArgmin) {
+  const std::string dir = temp_dir("bench_auto");
+  const Json sweep = read_json(quick_sweep(dir, 2));
+  std::map<std::uint64_t, std::tuple<std::uint64_t, std::uint64_t, std::uint64_t>> best;  // S -> (cycles, C*P, C)
+  std::map<std::uint64_t, std::pair<std::uint64_t, std::uint64_t>> argmin;
+  for (const Json& r : sweep["rows"]) {
+    if (r["panel"] != "decode") continue;
+    const std::uint64_t s = r["knobs"]["seq_len"], c = r["knobs"]["cubes_per_group"], p = r["knobs"]["pes"];
+    const auto key = std::make_tuple(r["simulated_cycles"].get<std::uint64_t>(), c * p, c);
+    if (!best.count(s) || key < best[s]) {
+      best[s] = key;
+      argmin[s] = {c, p};
+    }
+  }
+  ASSERT_EQ(argmin.size(), 2u);
+  for (const auto& [s, cp] : argmin) {
+    const std::string json = dir + "/auto" + std::to_string(s) + ".json";
+    const Result r = run("run --seq-len " + std::to_string(s) + " --cubes-per-group auto --pes auto --sp-table " + dir +
+                         "/sp_table.json --json " + json);
+    ASSERT_EQ(r.code, 0) << r.out;
+    const Json res = read_json(json);
+    EXPECT_EQ(res["knobs"]["cubes_per_group"], cp.first) << "S = " << s;
+    EXPECT_EQ(res["knobs"]["pes"], cp.second) << "S = " << s;
+    EXPECT_EQ(res["simulated_cycles"], std::get<0>(best[s])) << "S = " << s;
+  }
+  // A table of another shape is refused, saying why.
+  const Result other = run("run --seq-len 4096 --heads-kv 4 --cubes-per-group auto --sp-table " + dir + "/sp_table.json");
+  EXPECT_EQ(other.code, 1);
+  EXPECT_NE(other.out.find("was measured on llama70b_4sip with H_q 64, H_kv 8"), std::string::npos) << other.out;
+}
+
+}  // namespace
+}  // namespace kb::test
