@@ -50,6 +50,7 @@ def main():
                                   ("decode_efficiency", lambda r: 100 * r["roofline_efficiency"],
                                    "HBM-roofline efficiency (%) of the PEs used", False)):
         fig, ax = plt.subplots(figsize=(9, 5.5))
+        ax.set_prop_cycle(color=plt.cm.tab20.colors)  # 16 (C, P) lines, each its own colour
         for c, p in cps:
             sel = [r for r in decode if (r["knobs"]["cubes_per_group"], r["knobs"]["pes"]) == (c, p)]
             x, v = series(sel, y)
