@@ -1,7 +1,9 @@
 #include "platform/op_log.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <sstream>
+#include <stdexcept>
 
 #include <nlohmann/json.hpp>
 
@@ -11,6 +13,41 @@ std::uint64_t OpLog::append(OpRecord r) {
   r.id = records_.size();
   records_.push_back(std::move(r));
   return records_.back().id;
+}
+
+void OpLog::group_by_pe(std::size_t first) {
+  std::stable_sort(records_.begin() + static_cast<std::ptrdiff_t>(first), records_.end(),
+                   [](const OpRecord& a, const OpRecord& b) { return a.pe < b.pe; });
+  for (std::size_t i = first; i < records_.size(); ++i) records_[i].id = i;
+}
+
+void OpLog::append_jsonl(const std::string& text) {
+  std::istringstream in(text);
+  auto coord = [](const std::string& s) {  // "sipS.cubeC.peP"
+    unsigned sip = 0, cube = 0, pe = 0;
+    if (std::sscanf(s.c_str(), "sip%u.cube%u.pe%u", &sip, &cube, &pe) != 3)
+      throw std::invalid_argument("op log: bad PE '" + s + "'");
+    return PeCoord{SipId(sip), CubeId(cube), PeId(pe)};
+  };
+  for (std::string line; std::getline(in, line);) {
+    const auto j = nlohmann::json::parse(line);
+    OpRecord r;
+    r.kernel = j.at("kernel");
+    r.pe = coord(j.at("pe"));
+    r.engine = j.at("engine");
+    r.kind = j.at("kind");
+    r.issue = j.at("issue");
+    r.start = j.at("start");
+    r.end = j.at("end");
+    r.bytes = j.at("bytes");
+    r.flops = j.at("flops");
+    if (const std::string peer = j.at("peer"); !peer.empty()) r.peer = coord(peer);
+    r.tag = j.at("tag");
+    r.hops = j.at("hops");
+    r.tensor = j.at("tensor");
+    r.shape = j.at("shape");
+    append(std::move(r));
+  }
 }
 
 std::uint64_t OpLog::bytes(const std::string& engine, const std::string& kind) const {

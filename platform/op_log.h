@@ -34,6 +34,13 @@ class OpLog {
   const std::vector<OpRecord>& records() const { return records_; }
   std::size_t size() const { return records_.size(); }
   void clear() { records_.clear(); }
+  // Orders the records from `first` on PE by PE (SIP, cube, PE), each PE's in its own
+  // issue order, and renumbers their ids. How SystemC interleaves PEs that run at the
+  // same instant depends on everything else simulated, but a PE's own sequence does not:
+  // a run split over processes by SIP (run --jobs) concatenates to the same log.
+  void group_by_pe(std::size_t first);
+  // Appends records read back from to_jsonl() text, renumbering their ids.
+  void append_jsonl(const std::string& text);
 
   // Queries the tests use.
   std::uint64_t bytes(const std::string& engine, const std::string& kind = "") const;

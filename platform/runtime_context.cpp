@@ -122,11 +122,11 @@ void RuntimeContext::launch(SipId device, const std::string& name, Kernel kernel
       if (prev != contexts_.end() && !pe.cpu.finished())
         throw RunError("launch of '" + name + "': device " + std::to_string(device.value) +
                        " already has a kernel launched in this run");
-      auto ctx = std::make_unique<tl::Ctx>(pe, topo, sip.address_map(), log_, name, options_.data);
+      auto ctx = std::make_unique<tl::Ctx>(pe, topo, sip.address_map(), log_, name, options_.data, origin_);
       tl::Ctx* raw = ctx.get();
       contexts_[pe.coord()] = std::move(ctx);  // replaces a finished earlier launch
       pe.cpu.on_complete([raw](const Command& cmd) { raw->completed(cmd); });
-      pe.cpu.load([raw, kernel](PeCpu&) {
+      pending_[device].emplace_back(&pe.cpu, [raw, kernel](PeCpu&) {
         kernel(*raw);
         raw->finish();
       });
@@ -134,23 +134,39 @@ void RuntimeContext::launch(SipId device, const std::string& name, Kernel kernel
 }
 
 void RuntimeContext::run() {
-  const sc_core::sc_time t0 = sc_core::sc_time_stamp();
-  sc_core::sc_start();
-  last_run_cycles_ = static_cast<std::uint64_t>((sc_core::sc_time_stamp() - t0) / system_.topology().cycle() + 0.5);
-  for (const auto& [coord, ctx] : contexts_)
-    if (auto err = system_.pe(coord).cpu.error()) std::rethrow_exception(err);
-  std::string stuck;
-  std::size_t count = 0;
-  for (const auto& [coord, ctx] : contexts_)
-    if (!system_.pe(coord).cpu.finished()) {
-      if (++count <= 16)
-        stuck += "\n  kernel '" + ctx->kernel() + "' on " + coord.str() + " waits for " +
-                 (ctx->waiting_for().empty() ? "an engine" : ctx->waiting_for());
+  const std::size_t first_record = log_.size();
+  last_run_cycles_ = 0;
+  auto pending = std::move(pending_);
+  pending_.clear();
+  // Initialise the simulation (every process runs once) before the first device starts,
+  // so the first device starts like every later one: its PEs woken by their programs.
+  if (sc_core::sc_get_status() != sc_core::SC_PAUSED) sc_core::sc_start(sc_core::SC_ZERO_TIME);
+  for (auto& [device, programs] : pending) {
+    origin_ = sc_core::sc_time_stamp();
+    system_.set_time_origin(origin_);
+    for (auto& [cpu, program] : programs) cpu->load(std::move(program));
+    sc_core::sc_start();
+    last_run_cycles_ = std::max(
+        last_run_cycles_,
+        static_cast<std::uint64_t>((sc_core::sc_time_stamp() - origin_) / system_.topology().cycle() + 0.5));
+    std::string stuck;
+    std::size_t count = 0;
+    for (const auto& [cpu, program] : programs) {
+      if (auto err = cpu->error()) std::rethrow_exception(err);
+      if (!cpu->finished() && ++count <= 16)
+        stuck += "\n  kernel '" + contexts_.at(cpu->coord())->kernel() + "' on " + cpu->coord().str() + " waits for " +
+                 (contexts_.at(cpu->coord())->waiting_for().empty() ? "an engine"
+                                                                     : contexts_.at(cpu->coord())->waiting_for());
     }
-  if (count > 0)
-    throw RunError("deadlock: the simulation ran out of events at cycle " +
-                   std::to_string(last_run_cycles_) + " while " + std::to_string(count) +
-                   " PE(s) still wait:" + stuck + (count > 16 ? "\n  ..." : ""));
+    if (count > 0)
+      throw RunError("deadlock: the simulation of device " + std::to_string(device.value) +
+                     " ran out of events at cycle " +
+                     std::to_string(static_cast<std::uint64_t>((sc_core::sc_time_stamp() - origin_) /
+                                                                   system_.topology().cycle() +
+                                                               0.5)) +
+                     " while " + std::to_string(count) + " PE(s) still wait:" + stuck + (count > 16 ? "\n  ..." : ""));
+  }
+  log_.group_by_pe(first_record);
 }
 
 const tl::Ctx& RuntimeContext::context(const PeCoord& pe) const { return *contexts_.at(pe); }

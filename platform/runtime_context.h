@@ -55,8 +55,12 @@ class RuntimeContext {
   void launch(SipId device, const std::string& name, F kernel, Args... args) {
     launch(device, name, Kernel([kernel, args...](tl::Ctx& tl) { kernel(tl, args...); }));
   }
-  // Simulates until every launched kernel has finished. Throws tl::KernelError for a
-  // kernel's error and RunError for a deadlock.
+  // Simulates until every launched kernel has finished: device by device, each from an
+  // empty event queue (its op-log times count from its own start), so what a device does
+  // never depends on which other devices this process simulates; the run's latency is
+  // the slowest device's. SIPs share nothing (no kernel sends between them), so this is
+  // the same machine, and a run split over processes by SIP gives the same result.
+  // Throws tl::KernelError for a kernel's error and RunError for a deadlock.
   void run();
 
   OpLog& op_log() { return log_; }
@@ -75,6 +79,8 @@ class RuntimeContext {
   OpLog log_;
   std::map<PeCoord, std::uint64_t> next_free_;  // per HBM channel: bump allocator
   std::map<PeCoord, std::unique_ptr<tl::Ctx>> contexts_;
+  std::map<SipId, std::vector<std::pair<PeCpu*, PeCpu::Program>>> pending_;  // launched, not yet run
+  sc_core::sc_time origin_ = sc_core::SC_ZERO_TIME;  // the start of the device being simulated
   std::uint64_t last_run_cycles_ = 0;
 };
 

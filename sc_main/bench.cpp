@@ -1,7 +1,5 @@
 #include "sc_main/bench.h"
 
-#include <fcntl.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -21,8 +19,8 @@
 #include "kernels/gqa/sp_table.h"
 #include "platform/output_file.h"
 #include "sc_main/errors.h"
+#include "sc_main/processes.h"
 
-extern char** environ;
 
 namespace kb::cli {
 namespace po = boost::program_options;
@@ -175,33 +173,6 @@ struct Running {
   std::chrono::steady_clock::time_point started;
 };
 
-pid_t spawn(const std::vector<std::string>& args, const std::string& log) {
-  std::vector<char*> argv;
-  static std::string self = "/proc/self/exe";
-  argv.push_back(self.data());
-  std::vector<std::string> copy = args;
-  for (auto& a : copy) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t files;
-  posix_spawn_file_actions_init(&files);
-  posix_spawn_file_actions_addopen(&files, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&files, STDOUT_FILENO, STDERR_FILENO);
-  pid_t pid = 0;
-  const int rc = posix_spawn(&pid, "/proc/self/exe", &files, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&files);
-  if (rc != 0) throw std::runtime_error("bench: cannot start a worker process: " + std::string(std::strerror(rc)));
-  return pid;
-}
-
-std::string tail_of(const std::string& file) {
-  std::ifstream in(file);
-  std::string line, last;
-  std::vector<std::string> lines;
-  while (std::getline(in, line)) lines.push_back(line);
-  for (std::size_t i = lines.size() > 5 ? lines.size() - 5 : 0; i < lines.size(); ++i) last += "  " + lines[i] + "\n";
-  return last;
-}
-
 }  // namespace
 
 int cmd_bench(const std::vector<std::string>& args) {
@@ -285,7 +256,7 @@ int cmd_bench(const std::vector<std::string>& args) {
       Running r{i, stem + ".json", stem + ".log", std::chrono::steady_clock::now()};
       std::vector<std::string> a = plan[i].args(topology_file);
       a.insert(a.end(), {"--json", r.json});
-      running.emplace(spawn(a, r.log), r);
+      running.emplace(spawn_self(a, r.log), r);
     }
     int status = 0;
     const pid_t pid = ::waitpid(-1, &status, 0);
@@ -296,14 +267,8 @@ int cmd_bench(const std::vector<std::string>& args) {
     running.erase(it);
     const Point& pt = plan[r.point];
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-      failure = "bench: point '" + pt.key() + "' failed (kernbench " + [&] {
-        std::string s;
-        for (const auto& a : pt.args(topology_file)) {
-          if (!s.empty()) s += ' ';
-          s += a;
-        }
-        return s;
-      }() + "):\n" + tail_of(r.log);
+      failure = "bench: point '" + pt.key() + "' failed (" + command_text(pt.args(topology_file)) + "):\n" +
+                log_tail(r.log);
       continue;
     }
     std::ifstream in(r.json);

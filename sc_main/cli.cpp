@@ -24,6 +24,7 @@
 #include "platform/units.h"
 #include "sc_main/bench.h"
 #include "sc_main/errors.h"
+#include "sc_main/partition.h"
 #include "sc_main/report.h"
 
 namespace kb::cli {
@@ -84,7 +85,7 @@ int cmd_run(const std::vector<std::string>& args) {
   std::string rows_text, k_text, n_text, m_tile_text, k_tile_text, seed_text;
   std::string seq_text, qlen_text, hq_text, hkv_text, hd_text, cubes_text, pes_text, variant_text, tile_text;
   std::string inputs_dir, outputs_dir, layout_text, chunk_text, qtile_text, vcd_file, vcd_filter, timeline_file;
-  std::string sp_table_file;
+  std::string sp_table_file, jobs_text, simulate_text, part_file;
   std::vector<std::string> sets;
   bool write = false, data = false, check = false, causal = false, no_causal = false;
   po::options_description opts("kernbench run options");
@@ -102,6 +103,8 @@ int cmd_run(const std::vector<std::string>& args) {
       ("op-log", po::value(&op_log_file), "write the op log to FILE (.jsonl or .csv)")
       ("timeline", po::value(&timeline_file), "write a Chrome trace-event timeline (Perfetto) to FILE")
       ("vcd", po::value(&vcd_file), "write a VCD waveform (engine busy and queue depth, link busy) to FILE")
+      ("jobs", po::value(&jobs_text)->default_value("1"),
+       "gqa_decode/gqa_prefill: split the run by SIP over N processes (timing mode); same results")
       ("vcd-filter", po::value(&vcd_filter),
        "--vcd: only modules whose path matches one of these comma-separated globs, e.g. 'sip0.cube3.*'")
       ("seq-len", po::value(&seq_text)->default_value("32768"), "gqa_decode: context length S")
@@ -131,8 +134,18 @@ int cmd_run(const std::vector<std::string>& args) {
       ("n", po::value(&n_text)->default_value("128"), "tiled_gemm: N")
       ("m-tile", po::value(&m_tile_text)->default_value("64"), "rows per tile of the sweep")
       ("k-tile", po::value(&k_tile_text)->default_value("64"), "tiled_gemm: rows of B per streamed tile");
+  // What a part of a --jobs run gets from its parent, not for people.
+  po::options_description internal;
+  internal.add_options()("simulate", po::value(&simulate_text))("part", po::value(&part_file));
+  po::options_description all;
+  all.add(opts).add(internal);
   po::variables_map vm;
-  po::store(po::command_line_parser(args).options(opts).run(), vm);
+  // No abbreviated flags: a --jobs run passes the command line on to its parts.
+  po::store(po::command_line_parser(args)
+                .options(all)
+                .style(po::command_line_style::default_style & ~po::command_line_style::allow_guessing)
+                .run(),
+            vm);
   po::notify(vm);
   if (vm.count("help")) {
     std::cout << kUsage << "\n" << opts;
@@ -231,6 +244,16 @@ int cmd_run(const std::vector<std::string>& args) {
     throw InputError("--outputs " + outputs_dir + ": not a writable folder");
   dc.devices = devices;
   pc.devices = devices;
+  const std::uint32_t jobs = count_flag("--jobs", jobs_text, 1, 256);
+  if (jobs > 1) {
+    if (!attention) throw UsageError("--jobs splits --kernel gqa_decode and gqa_prefill by SIP; " + kernel + " runs in one process");
+    if (data || !inputs_dir.empty() || !vcd_file.empty())
+      throw UsageError("--jobs splits timing-mode runs; --data, --inputs, --outputs, --check and --vcd run in one process");
+  }
+  if (!part_file.empty()) {
+    dc.simulate = parse_devices(simulate_text, topo.system.sips);
+    pc.simulate = dc.simulate;
+  }
   std::optional<gqa::AttentionInputs> inputs;
   if (attention) {
     try {
@@ -247,7 +270,41 @@ int cmd_run(const std::vector<std::string>& args) {
   report::RunInfo info;
   info.topology_file = topology_file;
   info.topology_name = topo.name;
+  auto write_traces = [&](const OpLog& log) {
+    if (!op_log_file.empty())
+      write_file_atomically(op_log_file, op_log_file.ends_with(".csv") ? log.to_csv() : log.to_jsonl());
+    if (!timeline_file.empty()) write_file_atomically(timeline_file, chrome_trace(log, topo));
+  };
   auto t0 = std::chrono::steady_clock::now();
+  if (jobs > 1) {
+    std::vector<std::string> child;  // the command line without what the parent writes itself
+    for (std::size_t i = 0; i < args.size(); ++i) {
+      const std::string& a = args[i];
+      const bool takes_value = a == "--jobs" || a == "--json" || a == "--op-log" || a == "--timeline" || a == "--devices";
+      if (takes_value) ++i;
+      else if (!a.starts_with("--jobs=") && !a.starts_with("--json=") && !a.starts_with("--op-log=") &&
+               !a.starts_with("--timeline=") && !a.starts_with("--devices="))
+        child.push_back(a);
+    }
+    child.insert(child.begin(), "run");
+    OpLog log;
+    const auto parts = run_parts(child, devices, split_devices(devices, jobs), log);
+    const bool decode = kernel == "gqa_decode";
+    const gqa::DecodeResult dr = decode ? merge_decode(parts) : gqa::DecodeResult{};
+    const gqa::PrefillResult pr = decode ? gqa::PrefillResult{} : merge_prefill(parts);
+    info = merge_info(parts, decode ? dr.cycles : pr.cycles, seconds_since(t0));
+    info.topology_file = topology_file;
+    info.topology_name = topo.name;
+    std::cout << (decode ? report::format_decode(topo, dc, dr, std::nullopt, info)
+                         : report::format_prefill(topo, pc, pr, std::nullopt, info));
+    write_traces(log);
+    if (!json_file.empty())
+      write_file_atomically(json_file, (decode ? report::decode_json(topo, dc, dr, std::nullopt, info)
+                                               : report::prefill_json(topo, pc, pr, std::nullopt, info))
+                                               .dump(2) +
+                                           "\n");
+    return 0;
+  }
   System system("system", topo);
   info.elaboration_seconds = seconds_since(t0);
   std::optional<Waveform> wave;
@@ -278,22 +335,22 @@ int cmd_run(const std::vector<std::string>& args) {
     return 0;
   }
   RuntimeContext rt(system, RunOptions{data || inputs.has_value()});
-  auto write_traces = [&] {
-    if (!op_log_file.empty())
-      write_file_atomically(op_log_file, op_log_file.ends_with(".csv") ? rt.op_log().to_csv() : rt.op_log().to_jsonl());
-    if (!timeline_file.empty()) write_file_atomically(timeline_file, chrome_trace(rt.op_log(), topo));
-    write_vcd();
-  };
   if (kernel == "gqa_prefill") {
     const gqa::PrefillResult r = gqa::run_prefill(rt, pc, inputs ? &*inputs : nullptr);
     info.simulation_seconds = seconds_since(t0);
     info.use = utilisation(system, r.cycles);
     info.peak_rss_kib = report::peak_rss_kib();
     info.transactions = system.transactions();
+    if (!part_file.empty()) {
+      write_traces(rt.op_log());
+      write_file_atomically(part_file, part_json(r, info).dump() + "\n");
+      return 0;
+    }
     std::optional<report::NumericCheck> numerics;
     if (r.o) numerics = report::check_attention(pc.as_attention(), *inputs, *r.o);
     std::cout << report::format_prefill(topo, pc, r, numerics, info);
-    write_traces();
+    write_traces(rt.op_log());
+    write_vcd();
     if (!outputs_dir.empty()) write_npy(outputs_dir + "/o.npy", *r.o);
     if (!json_file.empty())
       write_file_atomically(json_file, report::prefill_json(topo, pc, r, numerics, info).dump(2) + "\n");
@@ -305,10 +362,16 @@ int cmd_run(const std::vector<std::string>& args) {
     info.use = utilisation(system, r.cycles);
     info.peak_rss_kib = report::peak_rss_kib();
     info.transactions = system.transactions();
+    if (!part_file.empty()) {
+      write_traces(rt.op_log());
+      write_file_atomically(part_file, part_json(r, info).dump() + "\n");
+      return 0;
+    }
     std::optional<report::NumericCheck> numerics;
     if (r.o) numerics = report::check_attention(dc, *inputs, *r.o);
     std::cout << report::format_decode(topo, dc, r, numerics, info);
-    write_traces();
+    write_traces(rt.op_log());
+    write_vcd();
     if (!outputs_dir.empty()) write_npy(outputs_dir + "/o.npy", *r.o);
     if (!json_file.empty())
       write_file_atomically(json_file, report::decode_json(topo, dc, r, numerics, info).dump(2) + "\n");
@@ -326,7 +389,8 @@ int cmd_run(const std::vector<std::string>& args) {
   info.peak_rss_kib = report::peak_rss_kib();
   info.transactions = system.transactions();
   std::cout << report::format_kernel(topo, summary, rt.op_log(), info);
-  write_traces();
+  write_traces(rt.op_log());
+  write_vcd();
   if (!json_file.empty())
     write_file_atomically(json_file, report::kernel_json(topo, summary, rt.op_log(), info).dump(2) + "\n");
   return 0;

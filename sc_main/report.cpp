@@ -274,9 +274,9 @@ std::string format_prefill(const Topology& topo, const gqa::PrefillConfig& c, co
   const double cyc = static_cast<double>(r.cycles);
   add("  breakdown       per PE on average: GEMM busy %.1f%%, program blocked on ring chunks %.1f%%, the rest "
       "(softmax MATH and state DMA not hidden, issue) %.1f%%\n",
-      100.0 * r.busy_mean / cyc, 100.0 * r.ring_wait_mean / cyc,
-      100.0 * std::max(0.0, cyc - r.busy_mean - r.ring_wait_mean) / cyc);
-  add("  balance         max / mean PE GEMM busy = %.3f\n", r.busy_mean > 0 ? r.busy_max / r.busy_mean : 0.0);
+      100.0 * r.busy_mean() / cyc, 100.0 * r.ring_wait_mean() / cyc,
+      100.0 * std::max(0.0, cyc - r.busy_mean() - r.ring_wait_mean()) / cyc);
+  add("  balance         max / mean PE GEMM busy = %.3f\n", r.busy_mean() > 0 ? r.busy_max / r.busy_mean() : 0.0);
   add("  ring            %llu KV chunk transfers, %s\n", static_cast<unsigned long long>(r.ring_transfers),
       units::format_bytes(r.ring_bytes).c_str());
   return add.text() + attention_tail(c.dtype, check, info);
@@ -300,9 +300,9 @@ nlohmann::json prefill_json(const Topology& topo, const gqa::PrefillConfig& c, c
       {"gemm_flops", r.gemm_flops},
       {"roofline_cycles", r.roofline_cycles},
       {"roofline_efficiency", r.roofline_cycles / static_cast<double>(r.cycles)},
-      {"gemm_busy", {{"mean", r.busy_mean}, {"max", r.busy_max}}},
-      {"ring_wait_mean", r.ring_wait_mean},
-      {"imbalance", r.busy_mean > 0 ? r.busy_max / r.busy_mean : 0.0},
+      {"gemm_busy", {{"mean", r.busy_mean()}, {"max", r.busy_max}}},
+      {"ring_wait_mean", r.ring_wait_mean()},
+      {"imbalance", r.busy_mean() > 0 ? r.busy_max / r.busy_mean() : 0.0},
       {"ring", {{"transfers", r.ring_transfers}, {"bytes", r.ring_bytes}}},
   };
   add_attention_tail(j, check, info);

@@ -118,6 +118,7 @@ DecodeResult run_decode(RuntimeContext& rt, const DecodeConfig& c, const Attenti
   for (std::uint32_t h = 0; h < c.h_kv; ++h) {
     const std::uint32_t dev = h / res.groups_per_sip, gi = h % res.groups_per_sip;
     const SipId sip = res.devices[dev];
+    if (!simulates(c.simulate, sip)) continue;
     const std::uint32_t start = group_start(topo, c.cubes, gi);
     const GroupGeometry geo = GroupGeometry::of(start, c.cubes, topo.sip.mesh_x);
     auto name = [h](const char* what) { return head_tensor(what, h); };

@@ -26,6 +26,7 @@ struct DecodeConfig {
   // is short, large enough that each tile's GEMM still hides under its DMA.
   std::uint32_t stream_rows = 64;
   std::vector<SipId> devices;   // empty: all
+  std::vector<SipId> simulate;  // the devices this process simulates (run --jobs); empty: all
 };
 
 // q [H_q, T_q, d], k and v [H_kv, S, d].

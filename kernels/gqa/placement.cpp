@@ -1,5 +1,7 @@
 #include "kernels/gqa/placement.h"
 
+#include <algorithm>
+
 namespace kb::gqa {
 
 std::vector<SipId> run_devices(const std::vector<SipId>& asked, const Topology& topo) {
@@ -7,6 +9,10 @@ std::vector<SipId> run_devices(const std::vector<SipId>& asked, const Topology& 
   std::vector<SipId> all;
   for (std::uint32_t s = 0; s < topo.system.sips; ++s) all.emplace_back(s);
   return all;
+}
+
+bool simulates(const std::vector<SipId>& simulate, SipId sip) {
+  return simulate.empty() || std::find(simulate.begin(), simulate.end(), sip) != simulate.end();
 }
 
 std::uint32_t group_start(const Topology& topo, std::uint32_t cubes, std::uint32_t index) {

@@ -13,6 +13,10 @@ namespace kb::gqa {
 // The devices a run uses: the ones asked for, or all SIPs of the topology.
 std::vector<SipId> run_devices(const std::vector<SipId>& asked, const Topology& topo);
 
+// Whether this process simulates `sip`: `simulate` lists the SIPs of its part of a
+// partitioned run (placement still follows all the run's devices); empty: every SIP.
+bool simulates(const std::vector<SipId>& simulate, SipId sip);
+
 // The top-left cube of group `index` of a SIP: groups tile the mesh row by row.
 std::uint32_t group_start(const Topology& topo, std::uint32_t cubes, std::uint32_t index);
 

@@ -1,6 +1,7 @@
 #include "kernels/gqa/prefill_run.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <stdexcept>
 
@@ -87,6 +88,7 @@ PrefillResult run_prefill(RuntimeContext& rt, const PrefillConfig& c, const Atte
   for (std::uint32_t h = 0; h < c.h_kv; ++h) {
     const std::uint32_t dev = h / res.groups_per_sip, gi = h % res.groups_per_sip;
     const SipId sip = res.devices[dev];
+    if (!simulates(c.simulate, sip)) continue;
     const std::uint32_t start = group_start(topo, g, gi);
     const GroupGeometry geo = GroupGeometry::of(start, g, topo.sip.mesh_x);
     auto name = [h](const char* what, std::uint32_t i = ~0u) { return head_tensor(what, h, i); };
@@ -125,7 +127,7 @@ PrefillResult run_prefill(RuntimeContext& rt, const PrefillConfig& c, const Atte
     for (std::uint32_t cube = 0; cube < topo.cubes_per_sip(); ++cube)
       for (std::uint32_t pe = 0; pe < c.pes; ++pe) {
         const PeCoord at{res.devices[dev], CubeId(cube), PeId(pe)};
-        if (geo_has(topo, c, res.groups_per_sip, dev, at)) busy_before[at] = rt.system().pe(at).gemm.busy();
+        if (simulates(c.simulate, at.sip) && geo_has(topo, c, res.groups_per_sip, dev, at)) busy_before[at] = rt.system().pe(at).gemm.busy();
       }
   rt.run();
   res.cycles = rt.last_run_cycles();
@@ -146,13 +148,14 @@ PrefillResult run_prefill(RuntimeContext& rt, const PrefillConfig& c, const Atte
     }
   }
   // GEMM busy per PE of the groups, from the engines (the work each did in this run).
+  // Sums of whole cycles are exact in any order, so a partitioned run merges to the same means.
   for (const auto& [pe, before] : busy_before) {
-    const double busy = (rt.system().pe(pe).gemm.busy() - before) / topo.cycle();
+    const double busy = std::round((rt.system().pe(pe).gemm.busy() - before) / topo.cycle());
     res.busy_max = std::max(res.busy_max, busy);
-    res.busy_mean += busy / static_cast<double>(busy_before.size());
-    res.ring_wait_mean +=
-        rt.context(pe).message_wait() / topo.cycle() / static_cast<double>(busy_before.size());
+    res.busy_total += busy;
+    res.ring_wait_total += std::round(rt.context(pe).message_wait() / topo.cycle());
   }
+  res.pes_measured = busy_before.size();
   if (rt.data_mode()) {
     std::vector<DeviceTensor> all;
     for (const auto& heads : outputs) all.insert(all.end(), heads.begin(), heads.end());

@@ -19,6 +19,7 @@ struct PrefillConfig {
   DType dtype = DType::bf16;
   std::uint32_t chunk_rows = 256, q_tile = 64;
   std::vector<SipId> devices;  // empty: all
+  std::vector<SipId> simulate;  // the devices this process simulates (run --jobs); empty: all
 
   std::uint32_t g() const { return h_q / h_kv; }
   std::uint32_t q_len() const { return t_q ? t_q : static_cast<std::uint32_t>(s); }
@@ -34,8 +35,12 @@ struct PrefillResult {
   double gemm_flops = 0;       // FLOPs the GEMM engines actually did
   double roofline_cycles = 0;  // flops over the GEMM peak of the PEs used
   std::uint64_t ring_transfers = 0, ring_bytes = 0;
-  double busy_max = 0, busy_mean = 0;  // per-PE GEMM busy cycles
-  double ring_wait_mean = 0;           // per PE: cycles blocked waiting for ring chunks
+  // Per PE of the groups: GEMM busy cycles (max and sum) and cycles blocked waiting for
+  // ring chunks (sum), over `pes_measured` PEs.
+  double busy_max = 0, busy_total = 0, ring_wait_total = 0;
+  std::uint64_t pes_measured = 0;
+  double busy_mean() const { return pes_measured ? busy_total / static_cast<double>(pes_measured) : 0; }
+  double ring_wait_mean() const { return pes_measured ? ring_wait_total / static_cast<double>(pes_measured) : 0; }
   std::optional<HostTensor> o;
 };
 

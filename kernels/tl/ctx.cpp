@@ -45,9 +45,12 @@ ScratchScope::~ScratchScope() {
   ctx_.end_scope(mark_, first_);
 }
 
-Ctx::Ctx(Pe& pe, const Topology& topo, const AddressMap& map, OpLog& log, std::string kernel, bool data)
-    : pe_(pe), topo_(topo), map_(map), log_(log), kernel_(std::move(kernel)), data_(data),
+Ctx::Ctx(Pe& pe, const Topology& topo, const AddressMap& map, OpLog& log, std::string kernel, bool data,
+         const sc_core::sc_time& origin)
+    : pe_(pe), topo_(topo), map_(map), log_(log), kernel_(std::move(kernel)), data_(data), origin_(origin),
       scratch_bottom_(topo.pe.tcm_bytes) {}
+
+std::uint64_t Ctx::cycles(const sc_core::sc_time& t) const { return cycles_of(t - origin_, topo_.cycle()); }
 
 Ctx::~Ctx() = default;
 
@@ -186,7 +189,7 @@ Command& Ctx::issue(Command cmd, OpRecord record) {
   if (record.shape.empty()) record.shape = command_shape(cmd);
   record.kernel = kernel_;
   record.pe = coord();
-  record.issue = cycles_of(sc_core::sc_time_stamp(), topo_.cycle());
+  record.issue = cycles(sc_core::sc_time_stamp());
   cmd.op_id = log_.append(std::move(record));
   cmd.data = data_;
   return pe_.cpu.issue(cmd);
@@ -199,16 +202,16 @@ std::uint64_t Ctx::record_cpu(const std::string& kind, const char* cpu_op, const
   r.engine = "cpu";
   r.kind = kind;
   r.tensor = tensor;
-  r.issue = r.start = cycles_of(sc_core::sc_time_stamp(), topo_.cycle());
+  r.issue = r.start = cycles(sc_core::sc_time_stamp());
   charge(cpu_op);
-  r.end = cycles_of(sc_core::sc_time_stamp(), topo_.cycle());
+  r.end = cycles(sc_core::sc_time_stamp());
   return log_.append(std::move(r));
 }
 
 void Ctx::completed(const Command& cmd) {
   OpRecord& r = log_.at(cmd.op_id);
-  r.start = cycles_of(cmd.started, topo_.cycle());
-  r.end = cycles_of(cmd.finished, topo_.cycle());
+  r.start = cycles(cmd.started);
+  r.end = cycles(cmd.finished);
 }
 
 void Ctx::finish() {
@@ -225,12 +228,12 @@ void Ctx::phase(const std::string& name) {
   r.pe = coord();
   r.engine = "phase";
   r.kind = name;
-  r.issue = r.start = r.end = cycles_of(sc_core::sc_time_stamp(), topo_.cycle());
+  r.issue = r.start = r.end = cycles(sc_core::sc_time_stamp());
   phase_ = log_.append(std::move(r));
 }
 
 void Ctx::end_phase() {
-  if (phase_) log_.at(*phase_).end = cycles_of(sc_core::sc_time_stamp(), topo_.cycle());
+  if (phase_) log_.at(*phase_).end = cycles(sc_core::sc_time_stamp());
   phase_.reset();
 }
 
@@ -838,7 +841,7 @@ Tensor Ctx::recv_async(const PeCoord& src, const Shape& shape, DType dtype, std:
   r.peer = src;
   r.tag = tag;
   r.hops = mesh_hops(cube().value, src.cube.value, mesh_x());
-  r.issue = r.start = cycles_of(sc_core::sc_time_stamp(), topo_.cycle());
+  r.issue = r.start = cycles(sc_core::sc_time_stamp());
   Buffer& b = *t.buffer_;
   b.receiving = true;
   b.recv_from = src;
@@ -863,7 +866,7 @@ void Ctx::take_message(Buffer& b) {
                      std::to_string(m->bytes) + " bytes, the receive expects " + std::to_string(b.recv_bytes));
   if (data_ && !m->data.empty()) std::copy(m->data.begin(), m->data.end(), pe_.tcm.data(b.recv_offset));
   b.receiving = false;
-  log_.at(b.recv_op).end = cycles_of(m->arrival, topo_.cycle());
+  log_.at(b.recv_op).end = cycles(m->arrival);
 }
 
 Tensor Ctx::recv(const PeCoord& src, const Shape& shape, DType dtype, std::uint32_t tag) {

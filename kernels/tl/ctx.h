@@ -80,7 +80,9 @@ struct TcmUse {
 
 class Ctx {
  public:
-  Ctx(Pe& pe, const Topology& topo, const AddressMap& map, OpLog& log, std::string kernel, bool data);
+  // Op-log times count cycles from `origin`: the start of the run of this PE's SIP.
+  Ctx(Pe& pe, const Topology& topo, const AddressMap& map, OpLog& log, std::string kernel, bool data,
+      const sc_core::sc_time& origin);
   ~Ctx();
   Ctx(const Ctx&) = delete;
   Ctx& operator=(const Ctx&) = delete;
@@ -181,6 +183,7 @@ class Ctx {
   std::uint64_t record_cpu(const std::string& kind, const char* cpu_op, const std::string& tensor);
   void block_on(const Command& cmd, const std::string& what);
   void end_phase();
+  std::uint64_t cycles(const sc_core::sc_time& t) const;  // since origin_
   void take_message(Buffer& b);
   Tensor math(MathOp op, const std::string& kind, const Tensor& a, const Tensor* b, const Tensor* c,
               const Tensor* out, float scalar = 0);
@@ -193,6 +196,7 @@ class Ctx {
   OpLog& log_;
   std::string kernel_;
   bool data_;
+  const sc_core::sc_time& origin_;
   std::uint64_t persistent_top_ = 0;   // grows up from 0
   std::uint64_t scratch_bottom_;       // grows down from the TCM's end
   std::vector<std::shared_ptr<Buffer>> scratch_;  // live scratch buffers, allocation order

@@ -25,8 +25,10 @@ class Waveform {
   // the filter leaves the module out.
   int add(const std::string& module, const std::string& name, unsigned width);
   void set(int signal, const sc_core::sc_time& t, std::uint64_t value) {
-    changes_.push_back({t.value(), static_cast<std::uint32_t>(signal), value});
+    changes_.push_back({(t - origin_).value(), static_cast<std::uint32_t>(signal), value});
   }
+  // Later changes are recorded relative to `origin` (the start of the SIP being run).
+  void set_origin(const sc_core::sc_time& origin) { origin_ = origin; }
 
   std::size_t signal_count() const { return signals_.size(); }
   // The VCD: a scope per module-path component, the changes in time order (at one
@@ -50,6 +52,7 @@ class Waveform {
   std::string root_;
   std::vector<Signal> signals_;
   std::vector<Change> changes_;
+  sc_core::sc_time origin_ = sc_core::SC_ZERO_TIME;
 };
 
 }  // namespace kb

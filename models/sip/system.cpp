@@ -22,6 +22,7 @@ void System::for_each_pe(const std::function<void(Pe&)>& visit) {
 namespace kb {
 
 void System::trace(Waveform& wave) {
+  wave_ = &wave;
   for (auto& sip : sips_)
     for (std::uint32_t c = 0; c < sip->cube_count(); ++c) {
       Cube& cube = sip->cube(CubeId(c));

@@ -4,6 +4,7 @@
 #include <memory>
 #include <vector>
 
+#include "models/common/waveform.h"
 #include "models/sip/sip.h"
 
 namespace kb {
@@ -24,6 +25,10 @@ class System : public sc_core::sc_module {
   // Records into `wave` the signals its filter takes: every engine's busy and queue
   // depth, every NOC link's, fabric port's and HBM channel's busy.
   void trace(Waveform& wave);
+  // Times that traces record count from here (the runtime simulates one SIP after another).
+  void set_time_origin(const sc_core::sc_time& origin) {
+    if (wave_ != nullptr) wave_->set_origin(origin);
+  }
 
   // Visits every PE, SIP by SIP, cube by cube.
   void for_each_pe(const std::function<void(Pe&)>& visit);
@@ -31,6 +36,7 @@ class System : public sc_core::sc_module {
  private:
   Topology topo_;  // the modules keep references into this copy
   std::vector<std::unique_ptr<Sip>> sips_;
+  Waveform* wave_ = nullptr;
 };
 
 }  // namespace kb

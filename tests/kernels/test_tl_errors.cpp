@@ -113,7 +113,7 @@ TEST(TlErrors, DeadlockNamesTheBlockedPes) {
   });
   // recv = post the receive (issue cost of recv) + wait for it (issue cost of wait).
   const std::uint64_t cycle = m.topo.pe.cpu.issue_cycles.at("recv") + m.topo.pe.cpu.issue_cycles.at("wait");
-  expect_has(msg, "deadlock: the simulation ran out of events at cycle " + std::to_string(cycle) +
+  expect_has(msg, "deadlock: the simulation of device 0 ran out of events at cycle " + std::to_string(cycle) +
                       " while 1 PE(s) still wait:");
   expect_has(msg, "kernel 'bad_kernel' on sip0.cube2.pe1 waits for a message from sip0.cube1.pe0 with tag 9");
 }

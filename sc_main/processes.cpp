@@ -1,0 +1,50 @@
+#include "sc_main/processes.h"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <fstream>
+#include <stdexcept>
+
+extern char** environ;
+
+namespace kb::cli {
+
+pid_t spawn_self(const std::vector<std::string>& args, const std::string& log) {
+  std::string self = "/proc/self/exe";
+  std::vector<std::string> copy = args;
+  std::vector<char*> argv{self.data()};
+  for (auto& a : copy) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t files;
+  posix_spawn_file_actions_init(&files);
+  posix_spawn_file_actions_addopen(&files, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&files, STDOUT_FILENO, STDERR_FILENO);
+  pid_t pid = 0;
+  const int rc = posix_spawn(&pid, self.c_str(), &files, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&files);
+  if (rc != 0) throw std::runtime_error("cannot start a worker process: " + std::string(std::strerror(rc)));
+  return pid;
+}
+
+std::string log_tail(const std::string& log, std::size_t lines) {
+  std::ifstream in(log);
+  std::vector<std::string> all;
+  for (std::string line; std::getline(in, line);) all.push_back(line);
+  std::string out;
+  for (std::size_t i = all.size() > lines ? all.size() - lines : 0; i < all.size(); ++i) out += "  " + all[i] + "\n";
+  return out;
+}
+
+std::string command_text(const std::vector<std::string>& args) {
+  std::string s = "kernbench";
+  for (const auto& a : args) {
+    s += ' ';
+    s += a;
+  }
+  return s;
+}
+
+}  // namespace kb::cli

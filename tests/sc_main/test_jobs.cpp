@@ -1,0 +1,77 @@
+// `kernbench run --jobs N`: a run split by SIP over processes gives the single-process
+// run's op log, result and report, byte for byte (apart from wall-time figures).
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/sc_main/cli_support.h"
+
+namespace kb::test {
+namespace {
+
+std::string file_text(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// The report without its wall-time and simulator-speed lines.
+std::string model_lines(const std::string& report) {
+  std::istringstream in(report);
+  std::string out;
+  for (std::string line; std::getline(in, line);)
+    if (line.find("wall time") == std::string::npos && line.find("simulator ") == std::string::npos) out += line + "\n";
+  return out;
+}
+
+void expect_split_equals_serial(const std::string& name, const std::string& args) {
+  const std::string dir = temp_dir(name);
+  std::map<int, Result> runs;
+  for (const int jobs : {1, 2, 4}) {
+    const std::string stem = dir + "/j" + std::to_string(jobs);
+    runs[jobs] = run("run " + args + " --jobs " + std::to_string(jobs) + " --json " + stem + ".json --op-log " + stem +
+                     ".jsonl --timeline " + stem + ".tl.json");
+    ASSERT_EQ(runs[jobs].code, 0) << runs[jobs].out;
+  }
+  const std::string serial_log = file_text(dir + "/j1.jsonl");
+  ASSERT_FALSE(serial_log.empty());
+  auto result = [&](int jobs) {
+    auto j = nlohmann::json::parse(file_text(dir + "/j" + std::to_string(jobs) + ".json"));
+    j.erase("wall");
+    return j;
+  };
+  for (const int jobs : {2, 4}) {
+    EXPECT_EQ(file_text(dir + "/j" + std::to_string(jobs) + ".jsonl"), serial_log) << "op log, --jobs " << jobs;
+    EXPECT_EQ(file_text(dir + "/j" + std::to_string(jobs) + ".tl.json"), file_text(dir + "/j1.tl.json"))
+        << "timeline, --jobs " << jobs;
+    EXPECT_EQ(result(jobs), result(1)) << "result, --jobs " << jobs;
+    EXPECT_EQ(model_lines(runs[jobs].out), model_lines(runs[1].out)) << "report, --jobs " << jobs;
+  }
+}
+
+TEST(Jobs, SplitDecodeEqualsTheSingleProcessRun) { expect_split_equals_serial("jobs_decode", "--seq-len 4096"); }
+
+TEST(Jobs, SplitPrefillEqualsTheSingleProcessRun) {
+  expect_split_equals_serial("jobs_prefill", "--kernel gqa_prefill --seq-len 1024 --heads-q 32 --heads-kv 4");
+}
+
+TEST(Jobs, WhatCannotBeSplitIsRefused) {
+  Result r = run("run --kernel tiled_gemm --jobs 2");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("--jobs splits --kernel gqa_decode and gqa_prefill by SIP; tiled_gemm runs in one process"),
+            std::string::npos)
+      << r.out;
+  r = run("run --data --seq-len 1024 --jobs 2");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("--jobs splits timing-mode runs"), std::string::npos) << r.out;
+  r = run("run --jobs 0");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("--jobs '0': expected a whole number from 1 to 256"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace kb::test
