@@ -81,7 +81,7 @@ std::uint32_t count_flag(const std::string& flag, const std::string& text, std::
 }
 
 int cmd_run(const std::vector<std::string>& args) {
-  std::string kernel, topology_file, bytes_text, devices_text, json_file, op_log_file, dtype_text;
+  std::string kernel, topology_file, bytes_text, devices_flag, json_file, op_log_file, dtype_text;
   std::string rows_text, k_text, n_text, m_tile_text, k_tile_text, seed_text;
   std::string seq_text, qlen_text, hq_text, hkv_text, hd_text, cubes_text, pes_text, variant_text, tile_text;
   std::string inputs_dir, outputs_dir, layout_text, chunk_text, qtile_text, vcd_file, vcd_filter, timeline_file;
@@ -95,7 +95,7 @@ int cmd_run(const std::vector<std::string>& args) {
        "workload: gqa_decode, gqa_prefill, hbm_stream, tiled_gemm, row_softmax")
       ("topology", po::value(&topology_file)->default_value(KERNBENCH_DEFAULT_TOPOLOGY), "topology YAML")
       ("set", po::value(&sets)->composing(), "override a topology value: key.path=value (repeatable)")
-      ("devices", po::value(&devices_text), "SIPs to run on, e.g. 0-3 or 0,2 (default: all)")
+      ("devices", po::value(&devices_flag), "SIPs to run on, e.g. 0-3 or 0,2 (default: all)")
       ("data", po::bool_switch(&data), "data mode: simulate real values (default: timing mode)")
       ("dtype", po::value(&dtype_text)->default_value("bf16"), "storage dtype of tl kernels: bf16 or fp32")
       ("seed", po::value(&seed_text)->default_value("1"), "seed of the random inputs")
@@ -233,7 +233,7 @@ int cmd_run(const std::vector<std::string>& args) {
     }
   }
   std::vector<SipId> devices;
-  if (vm.count("devices")) devices = parse_devices(devices_text, topo.system.sips);
+  if (vm.count("devices")) devices = parse_devices(devices_flag, topo.system.sips);
   else
     for (std::uint32_t s = 0; s < topo.system.sips; ++s) devices.emplace_back(s);
   check_writable("--json", json_file);

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "kernels/gqa/placement.h"
 #include "sc_main/processes.h"
 
 namespace kb::cli {
@@ -16,15 +17,6 @@ namespace kb::cli {
 using Json = nlohmann::json;
 
 namespace {
-
-std::string devices_text(const std::vector<SipId>& devices) {
-  std::string s;
-  for (const SipId d : devices) {
-    if (!s.empty()) s += ',';
-    s += std::to_string(d.value);
-  }
-  return s;
-}
 
 Json devices_json(const std::vector<SipId>& devices) {
   Json a = Json::array();
@@ -169,7 +161,7 @@ std::vector<Json> run_parts(const std::vector<std::string>& args, const std::vec
   for (std::size_t i = 0; i < parts.size(); ++i) {
     const std::string stem = (scratch / std::to_string(i)).string();
     commands[i] = args;
-    commands[i].insert(commands[i].end(), {"--devices", devices_text(devices), "--simulate", devices_text(parts[i]),
+    commands[i].insert(commands[i].end(), {"--devices", gqa::devices_text(devices), "--simulate", gqa::devices_text(parts[i]),
                                            "--op-log", stem + ".jsonl", "--part", stem + ".json"});
     running[spawn_self(commands[i], stem + ".log")] = i;
   }
@@ -183,7 +175,7 @@ std::vector<Json> run_parts(const std::vector<std::string>& args, const std::vec
     const std::size_t i = it->second;
     running.erase(it);
     if ((!WIFEXITED(status) || WEXITSTATUS(status) != 0) && failure.empty())
-      failure = "--jobs: the part simulating SIP(s) " + devices_text(parts[i]) + " failed (" +
+      failure = "--jobs: the part simulating SIP(s) " + gqa::devices_text(parts[i]) + " failed (" +
                 command_text(commands[i]) + "):\n" + log_tail((scratch / (std::to_string(i) + ".log")).string());
   }
   std::vector<Json> out;

@@ -7,6 +7,7 @@
 
 #include <sys/resource.h>
 
+#include "kernels/gqa/placement.h"
 #include "platform/units.h"
 
 namespace kb::report {
@@ -190,15 +191,6 @@ void add_attention_tail(nlohmann::json& j, const std::optional<NumericCheck>& ch
                      {"tolerance", check->tolerance}, {"pass", check->pass}};
 }
 
-std::string devices_text(const std::vector<SipId>& d) {
-  std::string s;
-  for (const SipId x : d) {
-    if (!s.empty()) s += ',';
-    s += std::to_string(x.value);
-  }
-  return s;
-}
-
 }  // namespace
 
 std::string format_decode(const Topology& topo, const gqa::DecodeConfig& c, const gqa::DecodeResult& r,
@@ -209,7 +201,7 @@ std::string format_decode(const Topology& topo, const gqa::DecodeConfig& c, cons
       info.topology_file.c_str(), r.o ? "data" : "timing");
   shape_line(add, c.h_q, c.h_kv, c.d, c.s, c.t_q, c.causal, c.dtype);
   add("  placement       C %u cubes x P %u PEs per KV head, %u group(s) per SIP, devices %s; sweep tiles of %u rows\n",
-      c.cubes, c.pes, r.groups_per_sip, devices_text(r.devices).c_str(), r.tile_rows);
+      c.cubes, c.pes, r.groups_per_sip, gqa::devices_text(r.devices).c_str(), r.tile_rows);
   add("  simulated       %llu cycles = %.3f us\n", static_cast<unsigned long long>(r.cycles),
       static_cast<double>(r.cycles) * ns / 1e3);
   add("  breakdown       KV sweep %s, Level-2 reduce %s, Level-1 reduce %s, store %s (cycles)\n",
@@ -265,7 +257,7 @@ std::string format_prefill(const Topology& topo, const gqa::PrefillConfig& c, co
   shape_line(add, c.h_q, c.h_kv, c.d, c.s, c.q_len(), c.causal, c.dtype);
   add("  placement       C = G = %u cubes x P %u PEs per KV head (ring), %u group(s) per SIP, devices %s; chunks of "
       "%u KV rows, query tiles of %u rows\n",
-      c.g(), c.pes, r.groups_per_sip, devices_text(r.devices).c_str(), c.chunk_rows, c.q_tile);
+      c.g(), c.pes, r.groups_per_sip, gqa::devices_text(r.devices).c_str(), c.chunk_rows, c.q_tile);
   add("  simulated       %llu cycles = %.3f us\n", static_cast<unsigned long long>(r.cycles),
       static_cast<double>(r.cycles) * ns / 1e3);
   add("  flops           %.4g (causal-aware attention); GEMMs did %.4g\n", r.flops, r.gemm_flops);

@@ -11,6 +11,15 @@ std::vector<SipId> run_devices(const std::vector<SipId>& asked, const Topology& 
   return all;
 }
 
+std::string devices_text(const std::vector<SipId>& devices) {
+  std::string s;
+  for (const SipId d : devices) {
+    if (!s.empty()) s += ',';
+    s += std::to_string(d.value);
+  }
+  return s;
+}
+
 bool simulates(const std::vector<SipId>& simulate, SipId sip) {
   return simulate.empty() || std::find(simulate.begin(), simulate.end(), sip) != simulate.end();
 }

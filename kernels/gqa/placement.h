@@ -13,6 +13,9 @@ namespace kb::gqa {
 // The devices a run uses: the ones asked for, or all SIPs of the topology.
 std::vector<SipId> run_devices(const std::vector<SipId>& asked, const Topology& topo);
 
+// "0,1,3": the SIP numbers, as --devices takes them.
+std::string devices_text(const std::vector<SipId>& devices);
+
 // Whether this process simulates `sip`: `simulate` lists the SIPs of its part of a
 // partitioned run (placement still follows all the run's devices); empty: every SIP.
 bool simulates(const std::vector<SipId>& simulate, SipId sip);
