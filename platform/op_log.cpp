@@ -16,8 +16,26 @@ std::uint64_t OpLog::append(OpRecord r) {
 }
 
 void OpLog::group_by_pe(std::size_t first) {
-  std::stable_sort(records_.begin() + static_cast<std::ptrdiff_t>(first), records_.end(),
-                   [](const OpRecord& a, const OpRecord& b) { return a.pe < b.pe; });
+  // Sort positions, then move the records along the permutation's cycles: a large log
+  // is never copied whole (a stable_sort of the records would double its memory).
+  const std::size_t n = records_.size() - first;
+  std::vector<std::size_t> order(n);
+  for (std::size_t i = 0; i < n; ++i) order[i] = first + i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return records_[a].pe < records_[b].pe; });
+  std::vector<bool> placed(n, false);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (placed[i]) continue;
+    OpRecord held = std::move(records_[first + i]);
+    std::size_t at = i;
+    while (order[at] != first + i) {  // position `at` takes the record from order[at]
+      records_[first + at] = std::move(records_[order[at]]);
+      placed[at] = true;
+      at = order[at] - first;
+    }
+    records_[first + at] = std::move(held);
+    placed[at] = true;
+  }
   for (std::size_t i = first; i < records_.size(); ++i) records_[i].id = i;
 }
 

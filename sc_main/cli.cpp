@@ -288,7 +288,8 @@ int cmd_run(const std::vector<std::string>& args) {
     }
     child.insert(child.begin(), "run");
     OpLog log;
-    const auto parts = run_parts(child, devices, split_devices(devices, jobs), log);
+    const bool want_log = !op_log_file.empty() || !timeline_file.empty();
+    const auto parts = run_parts(child, devices, split_devices(devices, jobs), want_log ? &log : nullptr);
     const bool decode = kernel == "gqa_decode";
     const gqa::DecodeResult dr = decode ? merge_decode(parts) : gqa::DecodeResult{};
     const gqa::PrefillResult pr = decode ? gqa::PrefillResult{} : merge_prefill(parts);

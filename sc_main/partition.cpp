@@ -153,7 +153,7 @@ report::RunInfo merge_info(const std::vector<Json>& parts, std::uint64_t cycles,
 }
 
 std::vector<Json> run_parts(const std::vector<std::string>& args, const std::vector<SipId>& devices,
-                            const std::vector<std::vector<SipId>>& parts, OpLog& log) {
+                            const std::vector<std::vector<SipId>>& parts, OpLog* log) {
   const auto scratch = std::filesystem::temp_directory_path() / ("kernbench_jobs_" + std::to_string(::getpid()));
   std::filesystem::create_directories(scratch);
   std::map<pid_t, std::size_t> running;
@@ -161,8 +161,9 @@ std::vector<Json> run_parts(const std::vector<std::string>& args, const std::vec
   for (std::size_t i = 0; i < parts.size(); ++i) {
     const std::string stem = (scratch / std::to_string(i)).string();
     commands[i] = args;
-    commands[i].insert(commands[i].end(), {"--devices", gqa::devices_text(devices), "--simulate", gqa::devices_text(parts[i]),
-                                           "--op-log", stem + ".jsonl", "--part", stem + ".json"});
+    commands[i].insert(commands[i].end(), {"--devices", gqa::devices_text(devices), "--simulate",
+                                           gqa::devices_text(parts[i]), "--part", stem + ".json"});
+    if (log != nullptr) commands[i].insert(commands[i].end(), {"--op-log", stem + ".jsonl"});
     running[spawn_self(commands[i], stem + ".log")] = i;
   }
   std::string failure;
@@ -182,11 +183,13 @@ std::vector<Json> run_parts(const std::vector<std::string>& args, const std::vec
   if (failure.empty())
     for (std::size_t i = 0; i < parts.size(); ++i) {
       const std::string stem = (scratch / std::to_string(i)).string();
-      std::ifstream json(stem + ".json"), jsonl(stem + ".jsonl");
+      std::ifstream json(stem + ".json");
+      out.push_back(Json::parse(json));
+      if (log == nullptr) continue;
+      std::ifstream jsonl(stem + ".jsonl");
       std::stringstream text;
       text << jsonl.rdbuf();
-      log.append_jsonl(text.str());
-      out.push_back(Json::parse(json));
+      log->append_jsonl(text.str());
     }
   std::filesystem::remove_all(scratch);
   if (!failure.empty()) throw std::runtime_error(failure);

@@ -33,10 +33,10 @@ gqa::PrefillResult merge_prefill(const std::vector<nlohmann::json>& parts);
 // transactions); `seconds` is the parent's wall time for the whole split run.
 report::RunInfo merge_info(const std::vector<nlohmann::json>& parts, std::uint64_t cycles, double seconds);
 
-// Runs `kernbench ARGS --devices ALL --simulate PART --op-log F --part F` for every part
-// at once and waits; fills `log` with the parts' op logs in device order and returns the
-// parts. Throws naming the failed part and its last output lines.
+// Runs `kernbench ARGS --devices ALL --simulate PART --part F` for every part at once
+// and waits; with `log`, the parts also write their op logs, which fill it in device
+// order. Returns the parts. Throws naming the failed part and its last output lines.
 std::vector<nlohmann::json> run_parts(const std::vector<std::string>& args, const std::vector<SipId>& devices,
-                                      const std::vector<std::vector<SipId>>& parts, OpLog& log);
+                                      const std::vector<std::vector<SipId>>& parts, OpLog* log);
 
 }  // namespace kb::cli
