@@ -12,6 +12,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include <boost/program_options.hpp>
 #include <nlohmann/json.hpp>
@@ -20,6 +21,7 @@
 #include "platform/output_file.h"
 #include "sc_main/errors.h"
 #include "sc_main/processes.h"
+#include "sc_main/world.h"
 
 
 namespace kb::cli {
@@ -238,18 +240,43 @@ int cmd_bench(const std::vector<std::string>& args) {
     write_file_atomically(csv_file, csv_of(rows));
   };
 
+  // Under mpirun the ranks take every size-th point; rank 0 gathers the rows and writes.
+  const World& world = World::get();
+  const int rank = world.rank(), ranks = world.size();
   std::vector<std::size_t> todo;
+  std::size_t total = 0;
   for (std::size_t i = 0; i < plan.size(); ++i)
-    if (!rows.count(i)) todo.push_back(i);
+    if (!rows.count(i) && total++ % static_cast<std::size_t>(ranks) == static_cast<std::size_t>(rank))
+      todo.push_back(i);
   const auto scratch = std::filesystem::temp_directory_path() / ("kernbench_bench_" + std::to_string(::getpid()));
   std::filesystem::create_directories(scratch);
-  const bool progress = ::isatty(STDERR_FILENO) != 0;
+  const bool progress = rank == 0 && ::isatty(STDERR_FILENO) != 0;
   const auto t0 = std::chrono::steady_clock::now();
-  const std::size_t total = todo.size();
   std::size_t done = 0, next = 0;
+  int ranks_running = ranks - 1;  // (rank 0) other ranks not yet finished
   std::map<pid_t, Running> running;
   std::string failure;
-  while ((next < todo.size() && failure.empty()) || !running.empty()) {
+  auto record = [&](const Json& row) {
+    rows[row["point"].get<std::size_t>()] = row;
+    save();
+    ++done;
+    if (progress) {
+      const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      const double eta = elapsed / static_cast<double>(done) * static_cast<double>(total - done);
+      std::cerr << "\r\033[K[" << done << "/" << total << "] " << row["key"].get<std::string>() << " | elapsed "
+                << clock_text(elapsed) << " | ETA " << clock_text(eta) << std::flush;
+    }
+  };
+  auto take_message = [&](const std::string& text) {  // rank 0: a row, or a rank's end
+    const Json m = Json::parse(text);
+    if (m.contains("row")) record(m["row"]);
+    else {
+      --ranks_running;
+      if (m.contains("failure") && failure.empty()) failure = m["failure"].get<std::string>();
+    }
+  };
+  const bool gathering = rank == 0 && ranks > 1;
+  while ((next < todo.size() && failure.empty()) || !running.empty() || (gathering && ranks_running > 0)) {
     while (next < todo.size() && failure.empty() && running.size() < jobs) {
       const std::size_t i = todo[next++];
       const std::string stem = (scratch / std::to_string(i)).string();
@@ -258,8 +285,15 @@ int cmd_bench(const std::vector<std::string>& args) {
       a.insert(a.end(), {"--json", r.json});
       running.emplace(spawn_self(a, r.log), r);
     }
+    if (gathering)
+      while (auto m = world.poll()) take_message(m->second);
     int status = 0;
-    const pid_t pid = ::waitpid(-1, &status, 0);
+    const pid_t pid = running.empty() ? 0 : ::waitpid(-1, &status, gathering ? WNOHANG : 0);
+    if (pid == 0) {
+      if (running.empty() && gathering && ranks_running > 0) take_message(world.receive().second);
+      else std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      continue;
+    }
     if (pid < 0) break;
     const auto it = running.find(pid);
     if (it == running.end()) continue;
@@ -281,18 +315,15 @@ int cmd_bench(const std::vector<std::string>& args) {
     row["wall"]["total_seconds"] = total_s;
     const double sim = row["wall"].value("simulation_seconds", 0.0);
     row["wall"]["transactions_per_second"] = sim > 0 ? row["wall"].value("transactions", 0.0) / sim : 0.0;
-    rows[r.point] = row;
-    save();
-    ++done;
-    if (progress) {
-      const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      const double eta = elapsed / static_cast<double>(done) * static_cast<double>(total - done);
-      std::cerr << "\r\033[K[" << done << "/" << total << "] " << pt.key() << " | elapsed " << clock_text(elapsed)
-                << " | ETA " << clock_text(eta) << std::flush;
-    }
+    if (rank == 0) record(row);
+    else world.send(0, Json{{"row", row}}.dump());
   }
   if (progress) std::cerr << "\n";
   std::filesystem::remove_all(scratch);
+  if (rank != 0) {  // this rank's points are all with rank 0
+    world.send(0, failure.empty() ? Json{{"done", true}}.dump() : Json{{"failure", failure}}.dump());
+    return failure.empty() ? 0 : 1;
+  }
   if (!failure.empty()) throw std::runtime_error(failure + "the rows finished so far are in " + out_file);
   save();
   const gqa::SpTable table = sp_table(rows);

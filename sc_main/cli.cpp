@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <iostream>
 #include <sstream>
+#include <map>
 #include <optional>
 #include <stdexcept>
 
@@ -26,6 +27,7 @@
 #include "sc_main/errors.h"
 #include "sc_main/partition.h"
 #include "sc_main/report.h"
+#include "sc_main/world.h"
 
 namespace kb::cli {
 namespace po = boost::program_options;
@@ -245,13 +247,26 @@ int cmd_run(const std::vector<std::string>& args) {
   dc.devices = devices;
   pc.devices = devices;
   const std::uint32_t jobs = count_flag("--jobs", jobs_text, 1, 256);
-  if (jobs > 1) {
-    if (!attention) throw UsageError("--jobs splits --kernel gqa_decode and gqa_prefill by SIP; " + kernel + " runs in one process");
+  const World& world = World::get();
+  const bool mpi = world.size() > 1;  // started by mpirun: the ranks split the run by SIP
+  if (jobs > 1 || mpi) {
+    const std::string how = mpi ? "mpirun" : "--jobs";
+    if (mpi && jobs > 1) throw UsageError("--jobs and mpirun both split the run by SIP: use one of them");
+    if (!attention) throw UsageError(how + " splits --kernel gqa_decode and gqa_prefill by SIP; " + kernel + " runs in one process");
     if (data || !inputs_dir.empty() || !vcd_file.empty())
-      throw UsageError("--jobs splits timing-mode runs; --data, --inputs, --outputs, --check and --vcd run in one process");
+      throw UsageError(how + " splits timing-mode runs; --data, --inputs, --outputs, --check and --vcd run in one process");
   }
   if (!part_file.empty()) {
     dc.simulate = parse_devices(simulate_text, topo.system.sips);
+    pc.simulate = dc.simulate;
+  }
+  if (mpi) {
+    const auto parts = split_devices(devices, static_cast<std::size_t>(world.size()));
+    if (static_cast<std::size_t>(world.rank()) >= parts.size()) {  // more ranks than SIPs: nothing to simulate
+      world.send(0, "{}");
+      return 0;
+    }
+    dc.simulate = parts[static_cast<std::size_t>(world.rank())];
     pc.simulate = dc.simulate;
   }
   std::optional<gqa::AttentionInputs> inputs;
@@ -276,6 +291,52 @@ int cmd_run(const std::vector<std::string>& args) {
     if (!timeline_file.empty()) write_file_atomically(timeline_file, chrome_trace(log, topo));
   };
   auto t0 = std::chrono::steady_clock::now();
+  // The report of a run split by SIP, from its parts (in device order) and their op logs.
+  auto report_parts = [&](const std::vector<nlohmann::json>& parts, const OpLog& log, double seconds) {
+    const bool decode = kernel == "gqa_decode";
+    const gqa::DecodeResult dr = decode ? merge_decode(parts) : gqa::DecodeResult{};
+    const gqa::PrefillResult pr = decode ? gqa::PrefillResult{} : merge_prefill(parts);
+    info = merge_info(parts, decode ? dr.cycles : pr.cycles, seconds);
+    info.topology_file = topology_file;
+    info.topology_name = topo.name;
+    std::cout << (decode ? report::format_decode(topo, dc, dr, std::nullopt, info)
+                         : report::format_prefill(topo, pc, pr, std::nullopt, info));
+    write_traces(log);
+    if (!json_file.empty())
+      write_file_atomically(json_file, (decode ? report::decode_json(topo, dc, dr, std::nullopt, info)
+                                               : report::prefill_json(topo, pc, pr, std::nullopt, info))
+                                               .dump(2) +
+                                           "\n");
+    return 0;
+  };
+  // This process simulated one part of a split run: a --jobs part writes it for its
+  // parent; an MPI rank sends it to rank 0, which gathers every part and reports.
+  auto finish_part = [&](const nlohmann::json& part, const OpLog& log) {
+    if (!part_file.empty()) {
+      write_traces(log);
+      write_file_atomically(part_file, part.dump() + "\n");
+      return 0;
+    }
+    const bool want_log = !op_log_file.empty() || !timeline_file.empty();
+    const nlohmann::json message = {{"part", part}, {"op_log", want_log ? log.to_jsonl() : ""}};
+    if (world.rank() != 0) {
+      world.send(0, message.dump());
+      return 0;
+    }
+    std::map<int, nlohmann::json> by_rank{{0, message}};
+    while (by_rank.size() < static_cast<std::size_t>(world.size())) {
+      auto [from, text] = world.receive();
+      by_rank[from] = nlohmann::json::parse(text);
+    }
+    std::vector<nlohmann::json> parts;
+    OpLog merged;
+    for (const auto& [rank, m] : by_rank) {
+      if (!m.contains("part")) continue;  // a rank with no SIP to simulate
+      parts.push_back(m["part"]);
+      merged.append_jsonl(m["op_log"].get<std::string>());
+    }
+    return report_parts(parts, merged, seconds_since(t0));
+  };
   if (jobs > 1) {
     std::vector<std::string> child;  // the command line without what the parent writes itself
     for (std::size_t i = 0; i < args.size(); ++i) {
@@ -290,21 +351,7 @@ int cmd_run(const std::vector<std::string>& args) {
     OpLog log;
     const bool want_log = !op_log_file.empty() || !timeline_file.empty();
     const auto parts = run_parts(child, devices, split_devices(devices, jobs), want_log ? &log : nullptr);
-    const bool decode = kernel == "gqa_decode";
-    const gqa::DecodeResult dr = decode ? merge_decode(parts) : gqa::DecodeResult{};
-    const gqa::PrefillResult pr = decode ? gqa::PrefillResult{} : merge_prefill(parts);
-    info = merge_info(parts, decode ? dr.cycles : pr.cycles, seconds_since(t0));
-    info.topology_file = topology_file;
-    info.topology_name = topo.name;
-    std::cout << (decode ? report::format_decode(topo, dc, dr, std::nullopt, info)
-                         : report::format_prefill(topo, pc, pr, std::nullopt, info));
-    write_traces(log);
-    if (!json_file.empty())
-      write_file_atomically(json_file, (decode ? report::decode_json(topo, dc, dr, std::nullopt, info)
-                                               : report::prefill_json(topo, pc, pr, std::nullopt, info))
-                                               .dump(2) +
-                                           "\n");
-    return 0;
+    return report_parts(parts, log, seconds_since(t0));
   }
   System system("system", topo);
   info.elaboration_seconds = seconds_since(t0);
@@ -342,11 +389,7 @@ int cmd_run(const std::vector<std::string>& args) {
     info.use = utilisation(system, r.cycles);
     info.peak_rss_kib = report::peak_rss_kib();
     info.transactions = system.transactions();
-    if (!part_file.empty()) {
-      write_traces(rt.op_log());
-      write_file_atomically(part_file, part_json(r, info).dump() + "\n");
-      return 0;
-    }
+    if (!part_file.empty() || mpi) return finish_part(part_json(r, info), rt.op_log());
     std::optional<report::NumericCheck> numerics;
     if (r.o) numerics = report::check_attention(pc.as_attention(), *inputs, *r.o);
     std::cout << report::format_prefill(topo, pc, r, numerics, info);
@@ -363,11 +406,7 @@ int cmd_run(const std::vector<std::string>& args) {
     info.use = utilisation(system, r.cycles);
     info.peak_rss_kib = report::peak_rss_kib();
     info.transactions = system.transactions();
-    if (!part_file.empty()) {
-      write_traces(rt.op_log());
-      write_file_atomically(part_file, part_json(r, info).dump() + "\n");
-      return 0;
-    }
+    if (!part_file.empty() || mpi) return finish_part(part_json(r, info), rt.op_log());
     std::optional<report::NumericCheck> numerics;
     if (r.o) numerics = report::check_attention(dc, *inputs, *r.o);
     std::cout << report::format_decode(topo, dc, r, numerics, info);
@@ -438,7 +477,8 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (cmd == "--version") {
-      std::cout << "kernbench 0.1.0 (SystemC " << sc_core::sc_release() << ")\n";
+      std::cout << "kernbench 0.1.0 (SystemC " << sc_core::sc_release()
+                << (World::built_with_mpi() ? "; MPI" : "; without MPI") << ")\n";
       return 0;
     }
     if (cmd == "run") return cmd_run(rest);

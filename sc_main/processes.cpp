@@ -22,8 +22,18 @@ pid_t spawn_self(const std::vector<std::string>& args, const std::string& log) {
   posix_spawn_file_actions_init(&files);
   posix_spawn_file_actions_addopen(&files, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   posix_spawn_file_actions_adddup2(&files, STDOUT_FILENO, STDERR_FILENO);
+  // A worker is a process of its own, not a rank: it does not get the MPI launcher's
+  // variables (with them it would try to join the MPI job).
+  std::vector<std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string var = *e;
+    if (!var.starts_with("OMPI_") && !var.starts_with("PMIX_") && !var.starts_with("PMI_")) env.push_back(var);
+  }
+  std::vector<char*> envp;
+  for (auto& v : env) envp.push_back(v.data());
+  envp.push_back(nullptr);
   pid_t pid = 0;
-  const int rc = posix_spawn(&pid, self.c_str(), &files, nullptr, argv.data(), environ);
+  const int rc = posix_spawn(&pid, self.c_str(), &files, nullptr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&files);
   if (rc != 0) throw std::runtime_error("cannot start a worker process: " + std::string(std::strerror(rc)));
   return pid;

@@ -18,8 +18,9 @@ struct Result {
   std::string out;  // stdout and stderr
 };
 
-inline Result run(const std::string& args) {
-  const std::string cmd = std::string(KERNBENCH_BINARY) + " " + args + " 2>&1";
+// Runs a shell command line, stdout and stderr together.
+inline Result run_shell(const std::string& command) {
+  const std::string cmd = command + " 2>&1";
   Result r;
   FILE* p = popen(cmd.c_str(), "r");
   if (p == nullptr) return r;
@@ -28,6 +29,14 @@ inline Result run(const std::string& args) {
   const int status = pclose(p);
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return r;
+}
+
+// Runs `kernbench ARGS`.
+inline Result run(const std::string& args) { return run_shell(std::string(KERNBENCH_BINARY) + " " + args); }
+
+// mpirun for tests on one machine: ranks may outnumber cores, and CI may run as root.
+inline std::string mpirun() {
+  return "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --oversubscribe";
 }
 
 inline std::string topo(const std::string& name) { return test::source_path("topologies/" + name + ".yaml"); }

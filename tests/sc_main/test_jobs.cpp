@@ -75,3 +75,53 @@ TEST(Jobs, WhatCannotBeSplitIsRefused) {
 
 }  // namespace
 }  // namespace kb::test
+
+namespace kb::test {
+namespace {
+
+// mpirun with this kernbench, or why not: the MPI tests are skipped, saying so.
+std::string mpi_unavailable() {
+  if (run("--version").out.find("; MPI") == std::string::npos) return "kernbench was built without MPI";
+  if (std::system("command -v mpirun > /dev/null 2>&1") != 0) return "mpirun is not installed";
+  const Result probe = run_shell(mpirun() + " -n 2 " + KERNBENCH_BINARY + " --version");
+  if (probe.code != 0) return "mpirun cannot start 2 ranks here: " + probe.out;
+  return "";
+}
+
+TEST(Mpi, RunOverRanksEqualsTheSingleProcessRun) {
+  if (const std::string why = mpi_unavailable(); !why.empty()) GTEST_SKIP() << why;
+  const std::string dir = temp_dir("mpi_run");
+  const std::string args = " run --kernel gqa_prefill --seq-len 1024 --heads-q 32 --heads-kv 4 --json ";
+  const Result serial = run(args + dir + "/s.json --op-log " + dir + "/s.jsonl");
+  const Result ranks = run_shell(mpirun() + " -n 2 " + KERNBENCH_BINARY + args + dir + "/m.json --op-log " + dir + "/m.jsonl");
+  ASSERT_EQ(serial.code, 0) << serial.out;
+  ASSERT_EQ(ranks.code, 0) << ranks.out;
+  EXPECT_EQ(file_text(dir + "/m.jsonl"), file_text(dir + "/s.jsonl"));
+  auto result = [&](const std::string& f) {
+    auto j = nlohmann::json::parse(file_text(dir + "/" + f));
+    j.erase("wall");
+    return j;
+  };
+  EXPECT_EQ(result("m.json"), result("s.json"));
+  EXPECT_EQ(model_lines(ranks.out), model_lines(serial.out));
+}
+
+TEST(Mpi, BenchOverRanksWritesTheSingleProcessRows) {
+  if (const std::string why = mpi_unavailable(); !why.empty()) GTEST_SKIP() << why;
+  const std::string one = temp_dir("mpi_bench1"), two = temp_dir("mpi_bench2");
+  const Result serial = run("bench gqa_llama70b --quick --out " + one + "/sweep.json");
+  const Result ranks =
+      run_shell(mpirun() + " -n 2 " + KERNBENCH_BINARY + " bench gqa_llama70b --quick --out " + two + "/sweep.json");
+  ASSERT_EQ(serial.code, 0) << serial.out;
+  ASSERT_EQ(ranks.code, 0) << ranks.out;
+  auto rows = [](const std::string& f) {
+    auto j = nlohmann::json::parse(file_text(f));
+    for (auto& r : j["rows"]) r.erase("wall");
+    return j;
+  };
+  EXPECT_EQ(rows(two + "/sweep.json"), rows(one + "/sweep.json"));
+  EXPECT_EQ(file_text(two + "/sp_table.json"), file_text(one + "/sp_table.json"));
+}
+
+}  // namespace
+}  // namespace kb::test
