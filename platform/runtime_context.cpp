@@ -1,5 +1,7 @@
 #include "platform/runtime_context.h"
 
+#include <algorithm>
+
 #include "platform/units.h"
 
 namespace kb {
@@ -134,6 +136,7 @@ void RuntimeContext::launch(SipId device, const std::string& name, Kernel kernel
 }
 
 void RuntimeContext::run() {
+  wall_start_ = std::chrono::steady_clock::now();
   const std::size_t first_record = log_.size();
   last_run_cycles_ = 0;
   auto pending = std::move(pending_);
@@ -145,7 +148,7 @@ void RuntimeContext::run() {
     origin_ = sc_core::sc_time_stamp();
     system_.set_time_origin(origin_);
     for (auto& [cpu, program] : programs) cpu->load(std::move(program));
-    sc_core::sc_start();
+    simulate_device(device, programs, first_record);
     last_run_cycles_ = std::max(
         last_run_cycles_,
         static_cast<std::uint64_t>((sc_core::sc_time_stamp() - origin_) / system_.topology().cycle() + 0.5));
@@ -167,6 +170,41 @@ void RuntimeContext::run() {
                      " while " + std::to_string(count) + " PE(s) still wait:" + stuck + (count > 16 ? "\n  ..." : ""));
   }
   log_.group_by_pe(first_record);
+}
+
+void RuntimeContext::simulate_device(SipId device, const std::vector<std::pair<PeCpu*, PeCpu::Program>>& programs,
+                                     std::size_t first_record) {
+  const sc_core::sc_time cycle = system_.topology().cycle();
+  if (options_.max_cycles == 0 && options_.timeout_seconds <= 0) {
+    sc_core::sc_start();
+    return;
+  }
+  // In slices, to look at the limits in between; pausing does not reorder events.
+  const sc_core::sc_time slice = cycle * 100000.0;
+  const sc_core::sc_time limit = options_.max_cycles ? origin_ + cycle * static_cast<double>(options_.max_cycles)
+                                                     : sc_core::sc_max_time();
+  auto stop = [&](const std::string& why) {
+    log_.group_by_pe(first_record);
+    const auto at = static_cast<std::uint64_t>((sc_core::sc_time_stamp() - origin_) / cycle + 0.5);
+    std::size_t running = 0;
+    for (const auto& [cpu, program] : programs) running += cpu->finished() ? 0 : 1;
+    throw RunStopped("stopped by " + why + " at cycle " + std::to_string(at) + " of device " +
+                         std::to_string(device.value) + " (" + std::to_string(running) + " of its " +
+                         std::to_string(programs.size()) + " PEs still running)",
+                     at);
+  };
+  while (sc_core::sc_pending_activity()) {
+    if (options_.timeout_seconds > 0 &&
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start_).count() >=
+            options_.timeout_seconds)
+      stop("the --timeout of " + std::to_string(options_.timeout_seconds).substr(0, 6) + " s of wall time");
+    // Up to the next event at least (so every call makes progress), never past the limit;
+    // on starvation sc_start returns at the last event, so the time stays exact.
+    const sc_core::sc_time next = sc_core::sc_time_to_pending_activity();
+    if (sc_core::sc_time_stamp() + next > limit)
+      stop("the --max-sim-time limit of " + std::to_string(options_.max_cycles) + " cycles");
+    sc_core::sc_start(std::min(std::max(slice, next), limit - sc_core::sc_time_stamp()), sc_core::SC_EXIT_ON_STARVATION);
+  }
 }
 
 const tl::Ctx& RuntimeContext::context(const PeCoord& pe) const { return *contexts_.at(pe); }

@@ -1,6 +1,7 @@
 #pragma once
 // The host runtime (DESIGN §5): places tensors in HBM (untimed host deploy), launches
 // kernels SPMD on the PEs of a device, runs the simulation and reads results back.
+#include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
@@ -18,13 +19,26 @@
 namespace kb {
 
 struct RunOptions {
-  bool data = false;  // data mode: real bytes and real results
+  bool data = false;                 // data mode: real bytes and real results
+  std::uint64_t max_cycles = 0;      // stop a device's simulation after this many cycles (0: no limit)
+  double timeout_seconds = 0;        // stop the run after this much wall time (0: no limit)
 };
 
 // A run that could not complete: a deadlock, or a placement that does not fit.
 class RunError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
+};
+
+// A run stopped at a limit (RunOptions::max_cycles or timeout_seconds) before its
+// kernels finished. The op log holds what was done until then.
+class RunStopped : public RunError {
+ public:
+  RunStopped(const std::string& what, std::uint64_t cycles) : RunError(what), cycles_(cycles) {}
+  std::uint64_t cycles() const { return cycles_; }  // simulated on the device that was stopped
+
+ private:
+  std::uint64_t cycles_;
 };
 
 class RuntimeContext {
@@ -73,6 +87,9 @@ class RuntimeContext {
 
  private:
   void place(DeviceTensor::Layout& layout);
+  // Simulates the loaded device until it runs out of events, or throws RunStopped at a limit.
+  void simulate_device(SipId device, const std::vector<std::pair<PeCpu*, PeCpu::Program>>& programs,
+                       std::size_t first_record);
 
   System& system_;
   RunOptions options_;
@@ -82,6 +99,7 @@ class RuntimeContext {
   std::map<SipId, std::vector<std::pair<PeCpu*, PeCpu::Program>>> pending_;  // launched, not yet run
   sc_core::sc_time origin_ = sc_core::SC_ZERO_TIME;  // the start of the device being simulated
   std::uint64_t last_run_cycles_ = 0;
+  std::chrono::steady_clock::time_point wall_start_;
 };
 
 }  // namespace kb

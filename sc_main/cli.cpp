@@ -87,7 +87,7 @@ int cmd_run(const std::vector<std::string>& args) {
   std::string rows_text, k_text, n_text, m_tile_text, k_tile_text, seed_text;
   std::string seq_text, qlen_text, hq_text, hkv_text, hd_text, cubes_text, pes_text, variant_text, tile_text;
   std::string inputs_dir, outputs_dir, layout_text, chunk_text, qtile_text, vcd_file, vcd_filter, timeline_file;
-  std::string sp_table_file, jobs_text, simulate_text, part_file;
+  std::string sp_table_file, jobs_text, simulate_text, part_file, max_sim_text, timeout_text;
   std::vector<std::string> sets;
   bool write = false, data = false, check = false, causal = false, no_causal = false;
   po::options_description opts("kernbench run options");
@@ -105,6 +105,9 @@ int cmd_run(const std::vector<std::string>& args) {
       ("op-log", po::value(&op_log_file), "write the op log to FILE (.jsonl or .csv)")
       ("timeline", po::value(&timeline_file), "write a Chrome trace-event timeline (Perfetto) to FILE")
       ("vcd", po::value(&vcd_file), "write a VCD waveform (engine busy and queue depth, link busy) to FILE")
+      ("max-sim-time", po::value(&max_sim_text),
+       "stop each device's simulation after this many cycles (e.g. 200000 or 200000cycles); partial results")
+      ("timeout", po::value(&timeout_text), "stop the run after this many seconds of wall time; partial results")
       ("jobs", po::value(&jobs_text)->default_value("1"),
        "gqa_decode/gqa_prefill: split the run by SIP over N processes (timing mode); same results")
       ("vcd-filter", po::value(&vcd_filter),
@@ -247,6 +250,22 @@ int cmd_run(const std::vector<std::string>& args) {
   dc.devices = devices;
   pc.devices = devices;
   const std::uint32_t jobs = count_flag("--jobs", jobs_text, 1, 256);
+  RunOptions run_options{data, 0, 0};
+  if (vm.count("max-sim-time")) {
+    const auto cycles = units::parse_cycles(max_sim_text);
+    if (!cycles || *cycles == 0)
+      throw UsageError("--max-sim-time '" + max_sim_text + "': expected a number of cycles above 0, e.g. 200000cycles");
+    run_options.max_cycles = *cycles;
+  }
+  if (vm.count("timeout")) {
+    char* end = nullptr;
+    const double seconds = std::strtod(timeout_text.c_str(), &end);
+    if (end == timeout_text.c_str() || *end != '\0' || !(seconds > 0) || seconds > 1e7)
+      throw UsageError("--timeout '" + timeout_text + "': expected seconds of wall time above 0, e.g. 60 or 0.5");
+    run_options.timeout_seconds = seconds;
+  }
+  if ((run_options.max_cycles || run_options.timeout_seconds > 0) && kernel == "hbm_stream")
+    throw UsageError("--max-sim-time and --timeout apply to tl kernels; hbm_stream is a fixed DMA stream");
   const World& world = World::get();
   const bool mpi = world.size() > 1;  // started by mpirun: the ranks split the run by SIP
   if (jobs > 1 || mpi) {
@@ -382,7 +401,9 @@ int cmd_run(const std::vector<std::string>& args) {
       write_file_atomically(json_file, report::stream_json(topo, r, info).dump(2) + "\n");
     return 0;
   }
-  RuntimeContext rt(system, RunOptions{data || inputs.has_value()});
+  run_options.data = data || inputs.has_value();
+  RuntimeContext rt(system, run_options);
+  try {
   if (kernel == "gqa_prefill") {
     const gqa::PrefillResult r = gqa::run_prefill(rt, pc, inputs ? &*inputs : nullptr);
     info.simulation_seconds = seconds_since(t0);
@@ -434,6 +455,24 @@ int cmd_run(const std::vector<std::string>& args) {
   if (!json_file.empty())
     write_file_atomically(json_file, report::kernel_json(topo, summary, rt.op_log(), info).dump(2) + "\n");
   return 0;
+  } catch (const RunStopped& e) {
+    // What the run did until the limit: the op log and timeline as asked, and a result
+    // marked partial; exit code 1.
+    std::cout << "kernbench: " << kernel << " on " << topo.name << ": run stopped: " << e.what()
+              << "\n  partial results: " << rt.op_log().size() << " op-log records so far\n";
+    write_traces(rt.op_log());
+    if (!json_file.empty())
+      write_file_atomically(json_file, nlohmann::json{{"kernel", kernel},
+                                                      {"partial", true},
+                                                      {"stopped", e.what()},
+                                                      {"cycles_reached", e.cycles()},
+                                                      {"op_log", {{"records", rt.op_log().size()}}},
+                                                      {"wall", {{"seconds", seconds_since(t0)}}}}
+                                                           .dump(2) +
+                                           "\n");
+    std::cerr << "kernbench: run stopped: " << e.what() << "\n";
+    return 1;
+  }
 }
 
 int cmd_topology(const std::vector<std::string>& args) {
