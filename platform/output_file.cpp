@@ -1,5 +1,7 @@
 #include "platform/output_file.h"
 
+#include "platform/interrupt.h"
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -12,6 +14,7 @@ namespace kb {
 
 void write_file_atomically(const std::string& path, const std::string& contents) {
   const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  const interrupt::RemovedOnInterrupt removed(tmp);  // an interrupt leaves no torn file
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) throw std::runtime_error(path + ": cannot write output file: " + std::strerror(errno));

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -20,6 +21,7 @@
 #include "kernels/gqa/sp_table.h"
 #include "platform/output_file.h"
 #include "sc_main/errors.h"
+#include "platform/interrupt.h"
 #include "sc_main/processes.h"
 #include "sc_main/world.h"
 
@@ -173,6 +175,7 @@ struct Running {
   std::size_t point;
   std::string json, log;
   std::chrono::steady_clock::time_point started;
+  std::shared_ptr<interrupt::RemovedOnInterrupt> json_removed, log_removed;
 };
 
 }  // namespace
@@ -250,6 +253,7 @@ int cmd_bench(const std::vector<std::string>& args) {
       todo.push_back(i);
   const auto scratch = std::filesystem::temp_directory_path() / ("kernbench_bench_" + std::to_string(::getpid()));
   std::filesystem::create_directories(scratch);
+  const interrupt::RemovedOnInterrupt scratch_removed(scratch.string());
   const bool progress = rank == 0 && ::isatty(STDERR_FILENO) != 0;
   const auto t0 = std::chrono::steady_clock::now();
   std::size_t done = 0, next = 0;
@@ -280,7 +284,9 @@ int cmd_bench(const std::vector<std::string>& args) {
     while (next < todo.size() && failure.empty() && running.size() < jobs) {
       const std::size_t i = todo[next++];
       const std::string stem = (scratch / std::to_string(i)).string();
-      Running r{i, stem + ".json", stem + ".log", std::chrono::steady_clock::now()};
+      Running r{i, stem + ".json", stem + ".log", std::chrono::steady_clock::now(),
+                std::make_shared<interrupt::RemovedOnInterrupt>(stem + ".json"),
+                std::make_shared<interrupt::RemovedOnInterrupt>(stem + ".log")};
       std::vector<std::string> a = plan[i].args(topology_file);
       a.insert(a.end(), {"--json", r.json});
       running.emplace(spawn_self(a, r.log), r);
@@ -288,7 +294,7 @@ int cmd_bench(const std::vector<std::string>& args) {
     if (gathering)
       while (auto m = world.poll()) take_message(m->second);
     int status = 0;
-    const pid_t pid = running.empty() ? 0 : ::waitpid(-1, &status, gathering ? WNOHANG : 0);
+    const pid_t pid = running.empty() ? 0 : reap(status, !gathering);
     if (pid == 0) {
       if (running.empty() && gathering && ranks_running > 0) take_message(world.receive().second);
       else std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -305,10 +311,15 @@ int cmd_bench(const std::vector<std::string>& args) {
                 log_tail(r.log);
       continue;
     }
-    std::ifstream in(r.json);
+    Json result;
+    {
+      std::ifstream in(r.json);
+      result = Json::parse(in);
+    }
+    std::filesystem::remove(r.json);
+    std::filesystem::remove(r.log);
     Json row = {{"point", r.point}, {"key", pt.key()}, {"panel", pt.panel},
                 {"headline", pt.panel == "prefill" || (pt.cubes == 8 && pt.pes == 8)}, {"git_revision", revision}};
-    Json result = Json::parse(in);
     if (result.contains("utilisation")) result["utilisation"].erase("cubes");  // per SIP is enough for a sweep
     for (const auto& [k, v] : result.items()) row[k] = v;
     const double total_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - r.started).count();

@@ -6,6 +6,7 @@
 
 #include <systemc>
 
+#include "platform/interrupt.h"
 #include "sc_main/cli.h"
 
 int sc_main(int argc, char** argv) { return kb::cli::main(argc, argv); }
@@ -33,6 +34,7 @@ void use_huge_pages(char** argv) {
 // huge pages.
 int main(int argc, char** argv) {
   use_huge_pages(argv);
+  kb::interrupt::install();
   setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
   return sc_core::sc_elab_and_sim(argc, argv);
 }

@@ -6,10 +6,12 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <sstream>
 #include <stdexcept>
 
 #include "kernels/gqa/placement.h"
+#include "platform/interrupt.h"
 #include "sc_main/processes.h"
 
 namespace kb::cli {
@@ -156,10 +158,14 @@ std::vector<Json> run_parts(const std::vector<std::string>& args, const std::vec
                             const std::vector<std::vector<SipId>>& parts, OpLog* log) {
   const auto scratch = std::filesystem::temp_directory_path() / ("kernbench_jobs_" + std::to_string(::getpid()));
   std::filesystem::create_directories(scratch);
+  const interrupt::RemovedOnInterrupt scratch_removed(scratch.string());
+  std::vector<std::unique_ptr<interrupt::RemovedOnInterrupt>> files_removed;
   std::map<pid_t, std::size_t> running;
   std::vector<std::vector<std::string>> commands(parts.size());
   for (std::size_t i = 0; i < parts.size(); ++i) {
     const std::string stem = (scratch / std::to_string(i)).string();
+    for (const char* ext : {".json", ".jsonl", ".log"})
+      files_removed.push_back(std::make_unique<interrupt::RemovedOnInterrupt>(stem + ext));
     commands[i] = args;
     commands[i].insert(commands[i].end(), {"--devices", gqa::devices_text(devices), "--simulate",
                                            gqa::devices_text(parts[i]), "--part", stem + ".json"});
@@ -169,7 +175,7 @@ std::vector<Json> run_parts(const std::vector<std::string>& args, const std::vec
   std::string failure;
   while (!running.empty()) {
     int status = 0;
-    const pid_t pid = ::waitpid(-1, &status, 0);
+    const pid_t pid = reap(status, true);
     if (pid < 0) break;
     const auto it = running.find(pid);
     if (it == running.end()) continue;

@@ -1,6 +1,9 @@
 #include "sc_main/processes.h"
 
+#include "platform/interrupt.h"
+
 #include <fcntl.h>
+#include <sys/wait.h>
 #include <spawn.h>
 #include <unistd.h>
 
@@ -36,6 +39,13 @@ pid_t spawn_self(const std::vector<std::string>& args, const std::string& log) {
   const int rc = posix_spawn(&pid, self.c_str(), &files, nullptr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&files);
   if (rc != 0) throw std::runtime_error("cannot start a worker process: " + std::string(std::strerror(rc)));
+  interrupt::remember_worker(pid);
+  return pid;
+}
+
+pid_t reap(int& status, bool hang) {
+  const pid_t pid = ::waitpid(-1, &status, hang ? 0 : WNOHANG);
+  if (pid > 0) interrupt::forget_worker(pid);
   return pid;
 }
 

@@ -8,8 +8,11 @@
 
 namespace kb::cli {
 
-// Starts `kernbench ARGS...` with stdout and stderr to `log`; returns its pid.
+// Starts `kernbench ARGS...` with stdout and stderr to `log`; returns its pid. An
+// interrupt of this process stops the worker too, until reap() has collected it.
 pid_t spawn_self(const std::vector<std::string>& args, const std::string& log);
+// Waits for a worker to end (`hang`: until one does; else 0 if none has): its pid.
+pid_t reap(int& status, bool hang);
 // The last lines of a worker's log, indented, for an error message.
 std::string log_tail(const std::string& log, std::size_t lines = 5);
 // "kernbench ARGS..." for messages.

@@ -2,10 +2,17 @@
 // Running the kernbench program from a test: its exit code and output, temp folders.
 #include <sys/wait.h>
 
+#include <unistd.h>
+
 #include <array>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <string>
+#include <thread>
+
+#include <nlohmann/json.hpp>
 
 #include <gtest/gtest.h>
 
@@ -46,6 +53,25 @@ inline std::string temp_dir(const std::string& name) {
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir.string();
+}
+
+// Starts `kernbench bench gqa_llama70b --quick --jobs JOBS --out OUT` in the background
+// (`own_group`: in a process group of its own) and returns its pid once OUT holds at
+// least `rows` rows (or -1 after 30 s).
+inline pid_t start_sweep_until_rows(const std::string& out, const char* jobs, std::size_t rows, bool own_group) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    if (own_group) setpgid(0, 0);
+    execl(KERNBENCH_BINARY, KERNBENCH_BINARY, "bench", "gqa_llama70b", "--quick", "--jobs", jobs, "--out", out.c_str(),
+          static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  for (int i = 0; i < 600; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    std::ifstream in(out);
+    if (in && nlohmann::json::parse(in)["rows"].size() >= rows) return pid;
+  }
+  return -1;
 }
 
 }  // namespace kb::test

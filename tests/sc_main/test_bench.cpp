@@ -5,9 +5,7 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <fstream>
-#include <thread>
 #include <tuple>
 
 #include <nlohmann/json.hpp>
@@ -90,25 +88,11 @@ TEST(Bench, ResumeAfterAKilledSweepGivesTheUninterruptedRows) {
   const std::string whole = temp_dir("bench_whole"), cut = temp_dir("bench_cut");
   const Json uninterrupted = read_json(quick_sweep(whole, 1));
   // Start a sweep in its own process group and kill all of it once some rows are in.
-  const pid_t pid = fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    setpgid(0, 0);
-    const std::string out = cut + "/sweep.json";
-    execl(KERNBENCH_BINARY, KERNBENCH_BINARY, "bench", "gqa_llama70b", "--quick", "--jobs", "1", "--out", out.c_str(),
-          static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  std::size_t rows_before_kill = 0;
-  for (int i = 0; i < 600 && rows_before_kill < 5; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    std::ifstream in(cut + "/sweep.json");
-    if (in) rows_before_kill = Json::parse(in)["rows"].size();
-  }
+  const pid_t pid = start_sweep_until_rows(cut + "/sweep.json", "1", 5, true);
+  ASSERT_GT(pid, 0) << "the sweep never wrote rows";
   kill(-pid, SIGKILL);
   kill(pid, SIGKILL);
   waitpid(pid, nullptr, 0);
-  ASSERT_GE(rows_before_kill, 5u) << "the sweep never wrote rows";
   const Json killed = read_json(cut + "/sweep.json");  // complete JSON, never a torn file
   ASSERT_LT(killed["rows"].size(), uninterrupted["rows"].size()) << "killed too late to test --resume";
   const Json resumed = read_json(quick_sweep(cut, 1, " --resume"));
