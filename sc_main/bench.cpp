@@ -322,6 +322,10 @@ int cmd_bench(const std::vector<std::string>& args) {
                 {"headline", pt.panel == "prefill" || (pt.cubes == 8 && pt.pes == 8)}, {"git_revision", revision}};
     if (result.contains("utilisation")) result["utilisation"].erase("cubes");  // per SIP is enough for a sweep
     for (const auto& [k, v] : result.items()) row[k] = v;
+    // Rows name the topology as the repository does, not by where this checkout lives.
+    const std::string source_dir = std::string(KERNBENCH_SOURCE_DIR) + "/";
+    if (std::string file = row["topology"].value("file", ""); file.starts_with(source_dir))
+      row["topology"]["file"] = file.substr(source_dir.size());
     const double total_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - r.started).count();
     row["wall"]["total_seconds"] = total_s;
     const double sim = row["wall"].value("simulation_seconds", 0.0);
