@@ -271,9 +271,11 @@ int cmd_run(const std::vector<std::string>& args) {
   if (jobs > 1 || mpi) {
     const std::string how = mpi ? "mpirun" : "--jobs";
     if (mpi && jobs > 1) throw UsageError("--jobs and mpirun both split the run by SIP: use one of them");
-    if (!attention) throw UsageError(how + " splits --kernel gqa_decode and gqa_prefill by SIP; " + kernel + " runs in one process");
+    if (!attention)
+      throw UsageError(how + " splits --kernel gqa_decode and gqa_prefill by SIP; " + kernel + " runs in one process");
     if (data || !inputs_dir.empty() || !vcd_file.empty())
-      throw UsageError(how + " splits timing-mode runs; --data, --inputs, --outputs, --check and --vcd run in one process");
+      throw UsageError(how + " splits timing-mode runs; --data, --inputs, --outputs, --check and --vcd run in one "
+                             "process");
   }
   if (!part_file.empty()) {
     dc.simulate = parse_devices(simulate_text, topo.system.sips);
@@ -360,7 +362,8 @@ int cmd_run(const std::vector<std::string>& args) {
     std::vector<std::string> child;  // the command line without what the parent writes itself
     for (std::size_t i = 0; i < args.size(); ++i) {
       const std::string& a = args[i];
-      const bool takes_value = a == "--jobs" || a == "--json" || a == "--op-log" || a == "--timeline" || a == "--devices";
+      const bool takes_value =
+          a == "--jobs" || a == "--json" || a == "--op-log" || a == "--timeline" || a == "--devices";
       if (takes_value) ++i;
       else if (!a.starts_with("--jobs=") && !a.starts_with("--json=") && !a.starts_with("--op-log=") &&
                !a.starts_with("--timeline=") && !a.starts_with("--devices="))
@@ -389,12 +392,16 @@ int cmd_run(const std::vector<std::string>& args) {
     write_file_atomically(vcd_file, text.str());
   };
   t0 = std::chrono::steady_clock::now();
-  if (kernel == "hbm_stream") {
-    const StreamResult r = run_hbm_stream(system, *bytes, write, devices);
+  // What every finished run reports about itself: wall time, engine use, memory, work.
+  auto measured = [&](std::uint64_t cycles) {
     info.simulation_seconds = seconds_since(t0);
-    info.use = utilisation(system, r.simulated_cycles);
+    info.use = utilisation(system, cycles);
     info.peak_rss_kib = report::peak_rss_kib();
     info.transactions = system.transactions();
+  };
+  if (kernel == "hbm_stream") {
+    const StreamResult r = run_hbm_stream(system, *bytes, write, devices);
+    measured(r.simulated_cycles);
     std::cout << report::format_stream(topo, r, info);
     write_vcd();
     if (!json_file.empty())
@@ -404,57 +411,48 @@ int cmd_run(const std::vector<std::string>& args) {
   run_options.data = data || inputs.has_value();
   RuntimeContext rt(system, run_options);
   try {
-  if (kernel == "gqa_prefill") {
-    const gqa::PrefillResult r = gqa::run_prefill(rt, pc, inputs ? &*inputs : nullptr);
-    info.simulation_seconds = seconds_since(t0);
-    info.use = utilisation(system, r.cycles);
-    info.peak_rss_kib = report::peak_rss_kib();
-    info.transactions = system.transactions();
-    if (!part_file.empty() || mpi) return finish_part(part_json(r, info), rt.op_log());
-    std::optional<report::NumericCheck> numerics;
-    if (r.o) numerics = report::check_attention(pc.as_attention(), *inputs, *r.o);
-    std::cout << report::format_prefill(topo, pc, r, numerics, info);
+    if (kernel == "gqa_prefill") {
+      const gqa::PrefillResult r = gqa::run_prefill(rt, pc, inputs ? &*inputs : nullptr);
+      measured(r.cycles);
+      if (!part_file.empty() || mpi) return finish_part(part_json(r, info), rt.op_log());
+      std::optional<report::NumericCheck> numerics;
+      if (r.o) numerics = report::check_attention(pc.as_attention(), *inputs, *r.o);
+      std::cout << report::format_prefill(topo, pc, r, numerics, info);
+      write_traces(rt.op_log());
+      write_vcd();
+      if (!outputs_dir.empty()) write_npy(outputs_dir + "/o.npy", *r.o);
+      if (!json_file.empty())
+        write_file_atomically(json_file, report::prefill_json(topo, pc, r, numerics, info).dump(2) + "\n");
+      return check && !numerics->pass ? 1 : 0;
+    }
+    if (kernel == "gqa_decode") {
+      const gqa::DecodeResult r = gqa::run_decode(rt, dc, inputs ? &*inputs : nullptr);
+      measured(r.cycles);
+      if (!part_file.empty() || mpi) return finish_part(part_json(r, info), rt.op_log());
+      std::optional<report::NumericCheck> numerics;
+      if (r.o) numerics = report::check_attention(dc, *inputs, *r.o);
+      std::cout << report::format_decode(topo, dc, r, numerics, info);
+      write_traces(rt.op_log());
+      write_vcd();
+      if (!outputs_dir.empty()) write_npy(outputs_dir + "/o.npy", *r.o);
+      if (!json_file.empty())
+        write_file_atomically(json_file, report::decode_json(topo, dc, r, numerics, info).dump(2) + "\n");
+      return check && !numerics->pass ? 1 : 0;
+    }
+    report::KernelSummary summary;
+    summary.kernel = kernel;
+    summary.data = data;
+    summary.pes = static_cast<std::uint32_t>(devices.size()) * topo.pes_per_sip();
+    summary.knobs = {{"rows_per_pe", knobs.rows_per_pe}, {"k", knobs.k}, {"n", knobs.n}, {"m_tile", knobs.m_tile},
+                     {"k_tile", knobs.k_tile}, {"dtype", dtype_name(knobs.dtype)}, {"seed", knobs.seed}};
+    summary.cycles = workloads::run_example(rt, kernel, knobs, devices);
+    measured(summary.cycles);
+    std::cout << report::format_kernel(topo, summary, rt.op_log(), info);
     write_traces(rt.op_log());
     write_vcd();
-    if (!outputs_dir.empty()) write_npy(outputs_dir + "/o.npy", *r.o);
     if (!json_file.empty())
-      write_file_atomically(json_file, report::prefill_json(topo, pc, r, numerics, info).dump(2) + "\n");
-    return check && !numerics->pass ? 1 : 0;
-  }
-  if (kernel == "gqa_decode") {
-    const gqa::DecodeResult r = gqa::run_decode(rt, dc, inputs ? &*inputs : nullptr);
-    info.simulation_seconds = seconds_since(t0);
-    info.use = utilisation(system, r.cycles);
-    info.peak_rss_kib = report::peak_rss_kib();
-    info.transactions = system.transactions();
-    if (!part_file.empty() || mpi) return finish_part(part_json(r, info), rt.op_log());
-    std::optional<report::NumericCheck> numerics;
-    if (r.o) numerics = report::check_attention(dc, *inputs, *r.o);
-    std::cout << report::format_decode(topo, dc, r, numerics, info);
-    write_traces(rt.op_log());
-    write_vcd();
-    if (!outputs_dir.empty()) write_npy(outputs_dir + "/o.npy", *r.o);
-    if (!json_file.empty())
-      write_file_atomically(json_file, report::decode_json(topo, dc, r, numerics, info).dump(2) + "\n");
-    return check && !numerics->pass ? 1 : 0;
-  }
-  report::KernelSummary summary;
-  summary.kernel = kernel;
-  summary.data = data;
-  summary.pes = static_cast<std::uint32_t>(devices.size()) * topo.pes_per_sip();
-  summary.knobs = {{"rows_per_pe", knobs.rows_per_pe}, {"k", knobs.k}, {"n", knobs.n}, {"m_tile", knobs.m_tile},
-                   {"k_tile", knobs.k_tile}, {"dtype", dtype_name(knobs.dtype)}, {"seed", knobs.seed}};
-  summary.cycles = workloads::run_example(rt, kernel, knobs, devices);
-  info.simulation_seconds = seconds_since(t0);
-  info.use = utilisation(system, summary.cycles);
-  info.peak_rss_kib = report::peak_rss_kib();
-  info.transactions = system.transactions();
-  std::cout << report::format_kernel(topo, summary, rt.op_log(), info);
-  write_traces(rt.op_log());
-  write_vcd();
-  if (!json_file.empty())
-    write_file_atomically(json_file, report::kernel_json(topo, summary, rt.op_log(), info).dump(2) + "\n");
-  return 0;
+      write_file_atomically(json_file, report::kernel_json(topo, summary, rt.op_log(), info).dump(2) + "\n");
+    return 0;
   } catch (const RunStopped& e) {
     // What the run did until the limit: the op log and timeline as asked, and a result
     // marked partial; exit code 1.
