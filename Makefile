@@ -2,7 +2,7 @@
 BUILD ?= build/release
 JOBS ?= 2
 
-.PHONY: setup build run test clean
+.PHONY: setup build run test fuzz asan clean
 
 setup:
 	@scripts/setup.sh
@@ -16,6 +16,16 @@ run: build
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	scripts/fuzz.sh 30
+
+# The fuzz targets for FUZZ_SECONDS each (the long run of BENCHMARKS.md: 600).
+FUZZ_SECONDS ?= 600
+fuzz: setup
+	scripts/fuzz.sh $(FUZZ_SECONDS)
+
+# The test suite under AddressSanitizer + UndefinedBehaviorSanitizer.
+asan: setup
+	scripts/asan.sh
 
 clean:
 	rm -rf build

@@ -2,12 +2,6 @@
 
 namespace kb {
 
-std::string shape_text(const Shape& s) {
-  std::string t = "[";
-  for (std::size_t i = 0; i < s.size(); ++i) t += (i ? ", " : "") + std::to_string(s[i]);
-  return t + "]";
-}
-
 std::uint64_t DeviceTensor::cols() const {
   std::uint64_t c = 1;
   for (std::size_t i = 1; i < layout_->shape.size(); ++i) c *= static_cast<std::uint64_t>(layout_->shape[i]);

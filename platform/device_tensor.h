@@ -10,11 +10,9 @@
 #include "models/common/ids.h"
 #include "platform/dp_policy.h"
 #include "platform/dtype.h"
+#include "platform/shape.h"
 
 namespace kb {
-
-using Shape = std::vector<std::int64_t>;
-std::string shape_text(const Shape& s);
 
 // Where one (cube, pe) of the group keeps its rows: byte offset in that PE's HBM channel.
 struct ShardPlacement {

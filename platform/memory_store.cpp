@@ -20,6 +20,15 @@ void MemoryStore::write(std::uint64_t offset, const std::uint8_t* src, std::uint
   }
 }
 
+MemoryStore::Page MemoryStore::page(std::uint64_t offset) {
+  assert(offset < capacity_);
+  const std::uint64_t index = offset / kPageBytes;
+  auto& p = pages_[index];
+  if (!p) p = std::make_unique<std::uint8_t[]>(kPageBytes);
+  const std::uint64_t first = index * kPageBytes;
+  return {first, std::min(kPageBytes, capacity_ - first), p.get()};
+}
+
 void MemoryStore::read(std::uint64_t offset, std::uint8_t* dst, std::uint64_t bytes) const {
   assert(offset + bytes <= capacity_);
   while (bytes > 0) {

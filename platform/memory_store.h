@@ -15,6 +15,13 @@ class MemoryStore {
   void write(std::uint64_t offset, const std::uint8_t* src, std::uint64_t bytes);
   void read(std::uint64_t offset, std::uint8_t* dst, std::uint64_t bytes) const;  // unwritten = 0
   std::uint64_t resident_bytes() const { return pages_.size() * kPageBytes; }
+  // The page holding `offset` (allocated if need be), for direct memory access: its
+  // first offset, its length (up to the capacity) and its bytes.
+  struct Page {
+    std::uint64_t offset, bytes;
+    std::uint8_t* data;
+  };
+  Page page(std::uint64_t offset);
 
  private:
   static constexpr std::uint64_t kPageBytes = 64 * 1024;

@@ -172,6 +172,19 @@ void RuntimeContext::run() {
   log_.group_by_pe(first_record);
 }
 
+std::vector<PeCpu*> RuntimeContext::start() {
+  origin_ = sc_core::sc_time_stamp();
+  system_.set_time_origin(origin_);
+  std::vector<PeCpu*> started;
+  for (auto& [device, programs] : pending_)
+    for (auto& [cpu, program] : programs) {
+      cpu->load(std::move(program));
+      started.push_back(cpu);
+    }
+  pending_.clear();
+  return started;
+}
+
 void RuntimeContext::simulate_device(SipId device, const std::vector<std::pair<PeCpu*, PeCpu::Program>>& programs,
                                      std::size_t first_record) {
   const sc_core::sc_time cycle = system_.topology().cycle();

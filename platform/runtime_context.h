@@ -76,6 +76,10 @@ class RuntimeContext {
   // the same machine, and a run split over processes by SIP gives the same result.
   // Throws tl::KernelError for a kernel's error and RunError for a deadlock.
   void run();
+  // For a platform that runs the simulation itself (vp::Accelerator): starts every
+  // launched kernel now, inside the running simulation, and returns the CPUs started
+  // (each one's finished_event() and error() tell how it ends). The op log counts from now.
+  std::vector<PeCpu*> start();
 
   OpLog& op_log() { return log_; }
   const OpLog& op_log() const { return log_; }

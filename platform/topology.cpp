@@ -1,7 +1,6 @@
 #include "platform/topology.h"
 
 #include <fstream>
-#include <functional>
 #include <set>
 #include <sstream>
 
@@ -262,11 +261,10 @@ Topology build(ParseContext& ctx, const YAML::Node& root) {
   return t;
 }
 
-Topology parse_root(ParseContext& ctx, const std::function<YAML::Node()>& load_root,
-                    const std::vector<std::string>& sets) {
+Topology parse_root(ParseContext& ctx, const std::string& yaml_text, const std::vector<std::string>& sets) {
   YAML::Node root;
   try {
-    root = load_root();
+    root = YAML::Load(yaml_text);
   } catch (const YAML::ParserException& e) {
     throw TopologyError({ctx.file + ":" + std::to_string(e.mark.line + 1) + ":" +
                          std::to_string(e.mark.column + 1) + ": malformed YAML: " + e.msg});
@@ -304,19 +302,16 @@ Topology Topology::load(const std::string& path, const std::vector<std::string>&
   if (!in) throw TopologyError({path + ": cannot open topology file"});
   std::stringstream buf;
   buf << in.rdbuf();
-  const std::string text = buf.str();
-  if (text.find('\0') != std::string::npos)
-    throw TopologyError({path + ": not a text file (contains NUL bytes); expected YAML"});
-  ParseContext ctx;
-  ctx.file = path;
-  return parse_root(ctx, [&] { return YAML::Load(text); }, sets);
+  return parse(buf.str(), path, sets);
 }
 
 Topology Topology::parse(const std::string& yaml_text, const std::string& source_name,
                          const std::vector<std::string>& sets) {
+  if (yaml_text.find('\0') != std::string::npos)
+    throw TopologyError({source_name + ": not a text file (contains NUL bytes); expected YAML"});
   ParseContext ctx;
   ctx.file = source_name;
-  return parse_root(ctx, [&] { return YAML::Load(yaml_text); }, sets);
+  return parse_root(ctx, yaml_text, sets);
 }
 
 sc_core::sc_time Topology::cycle() const { return sc_core::sc_time(1.0 / pe.clock_hz, sc_core::SC_SEC); }

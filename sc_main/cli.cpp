@@ -163,7 +163,8 @@ int cmd_run(const std::vector<std::string>& args) {
     throw UsageError("--kernel '" + kernel + "': allowed values: gqa_decode, gqa_prefill, hbm_stream, tiled_gemm, "
                      "row_softmax");
   if (causal && no_causal) throw UsageError("--causal and --no-causal contradict each other");
-  if ((check || !outputs_dir.empty()) && !data) throw UsageError("--check and --outputs need --data (data mode)");
+  if ((check || !outputs_dir.empty()) && !data && inputs_dir.empty())
+    throw UsageError("--check and --outputs need --data (data mode) or --inputs");
   if (!attention && (check || !inputs_dir.empty() || !outputs_dir.empty()))
     throw UsageError("--check, --inputs and --outputs apply to --kernel gqa_decode and gqa_prefill");
   const auto dtype = parse_dtype(dtype_text);
@@ -245,8 +246,10 @@ int cmd_run(const std::vector<std::string>& args) {
   check_writable("--op-log", op_log_file);
   check_writable("--timeline", timeline_file);
   check_writable("--vcd", vcd_file);
-  if (!outputs_dir.empty() && (!std::filesystem::is_directory(outputs_dir) || ::access(outputs_dir.c_str(), W_OK) != 0))
-    throw InputError("--outputs " + outputs_dir + ": not a writable folder");
+  if (!outputs_dir.empty() && !std::filesystem::is_directory(outputs_dir))
+    throw InputError("--outputs " + outputs_dir + ": no such folder; give an existing folder to write o.npy into");
+  if (!outputs_dir.empty() && ::access(outputs_dir.c_str(), W_OK) != 0)
+    throw InputError("--outputs " + outputs_dir + ": the folder is not writable");
   dc.devices = devices;
   pc.devices = devices;
   const std::uint32_t jobs = count_flag("--jobs", jobs_text, 1, 256);

@@ -86,19 +86,18 @@ AttentionInputs AttentionInputs::from_npy(const std::string& dir, const DecodeCo
   return in;
 }
 
-DecodeResult run_decode(RuntimeContext& rt, const DecodeConfig& c, const AttentionInputs* inputs) {
+DecodePlan plan_decode(RuntimeContext& rt, const DecodeConfig& c, const AttentionInputs* inputs) {
   const Topology& topo = rt.system().topology();
   validate(c, topo);
-  if (rt.data_mode() && inputs == nullptr) throw std::invalid_argument("data mode needs inputs");
-  DecodeResult res;
-  res.devices = run_devices(c.devices, topo);
-  const GroupShape shape = group_shape(c.cubes);
-  res.groups_per_sip = topo.cubes_per_sip() / c.cubes;
-  res.tile_rows = c.tile_rows ? c.tile_rows : auto_tile_rows(c, topo);
+  DecodePlan plan;
+  plan.devices = run_devices(c.devices, topo);
+  plan.groups_per_sip = topo.cubes_per_sip() / c.cubes;
+  plan.tile_rows = c.tile_rows ? c.tile_rows : auto_tile_rows(c, topo);
   const std::uint32_t g = c.h_q / c.h_kv, m_rows = g * c.t_q;
   const auto s = static_cast<std::int64_t>(c.s);
 
-  std::vector<std::shared_ptr<DecodeParams>> params(res.devices.size());
+  auto& params = plan.params;
+  params.resize(plan.devices.size());
   for (auto& p : params) {
     p = std::make_shared<DecodeParams>();
     p->g = g;
@@ -110,14 +109,13 @@ DecodeResult run_decode(RuntimeContext& rt, const DecodeConfig& c, const Attenti
     p->cubes = c.cubes;
     p->pes = c.pes;
     p->variant = c.variant;
-    p->tile_rows = res.tile_rows;
-    p->stream_rows = std::min(c.stream_rows, res.tile_rows);
+    p->tile_rows = plan.tile_rows;
+    p->stream_rows = std::min(c.stream_rows, plan.tile_rows);
     p->dtype = c.dtype;
   }
-  std::vector<DeviceTensor> outputs;
   for (std::uint32_t h = 0; h < c.h_kv; ++h) {
-    const std::uint32_t dev = h / res.groups_per_sip, gi = h % res.groups_per_sip;
-    const SipId sip = res.devices[dev];
+    const std::uint32_t dev = h / plan.groups_per_sip, gi = h % plan.groups_per_sip;
+    const SipId sip = plan.devices[dev];
     if (!simulates(c.simulate, sip)) continue;
     const std::uint32_t start = group_start(topo, c.cubes, gi);
     const GroupGeometry geo = GroupGeometry::of(start, c.cubes, topo.sip.mesh_x);
@@ -138,12 +136,29 @@ DecodeResult run_decode(RuntimeContext& rt, const DecodeConfig& c, const Attenti
       grp.v = rt.empty(name("v"), {s, c.d}, c.dtype, kv, sip);
     }
     grp.o = rt.empty(name("o"), {m_rows, c.d}, c.dtype, root, sip);
-    outputs.push_back(grp.o);
+    plan.outputs.push_back(grp.o);
     params[dev]->groups.push_back(grp);
   }
-  for (std::size_t dev = 0; dev < res.devices.size(); ++dev)
-    if (!params[dev]->groups.empty())
-      rt.launch(res.devices[dev], "gqa_decode", gqa_decode, std::shared_ptr<const DecodeParams>(params[dev]));
+  return plan;
+}
+
+void launch_decode(RuntimeContext& rt, const DecodePlan& plan) {
+  for (std::size_t dev = 0; dev < plan.devices.size(); ++dev)
+    if (!plan.params[dev]->groups.empty())
+      rt.launch(plan.devices[dev], "gqa_decode", gqa_decode, std::shared_ptr<const DecodeParams>(plan.params[dev]));
+}
+
+DecodeResult run_decode(RuntimeContext& rt, const DecodeConfig& c, const AttentionInputs* inputs) {
+  const Topology& topo = rt.system().topology();
+  if (rt.data_mode() && inputs == nullptr) throw std::invalid_argument("data mode needs inputs");
+  const DecodePlan plan = plan_decode(rt, c, inputs);
+  DecodeResult res;
+  res.devices = plan.devices;
+  res.groups_per_sip = plan.groups_per_sip;
+  res.tile_rows = plan.tile_rows;
+  const GroupShape shape = group_shape(c.cubes);
+  const std::uint32_t m_rows = (c.h_q / c.h_kv) * c.t_q;
+  launch_decode(rt, plan);
   const std::size_t first_record = rt.op_log().size();
   rt.run();
   res.cycles = rt.last_run_cycles();
@@ -190,7 +205,7 @@ DecodeResult run_decode(RuntimeContext& rt, const DecodeConfig& c, const Attenti
   const double store = topo.cube.hbm.latency_cycles + m_rows * c.d * esz / hbm_bw;
   res.model_cycles = q_load + std::max(t_dma, tiles * gemm_tile) + last_gemm + l2 + l1 + store;
 
-  if (rt.data_mode()) res.o = gather(rt, outputs, {c.h_q, c.t_q, c.d});
+  if (rt.data_mode()) res.o = gather(rt, plan.outputs, {c.h_q, c.t_q, c.d});
   return res;
 }
 

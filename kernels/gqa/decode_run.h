@@ -29,6 +29,14 @@ struct DecodeConfig {
   std::vector<SipId> simulate;  // the devices this process simulates (run --jobs); empty: all
 };
 
+// The tensors and kernel parameters of a decode, placed in HBM but not yet launched.
+struct DecodePlan {
+  std::vector<SipId> devices;
+  std::uint32_t groups_per_sip = 0, tile_rows = 0;
+  std::vector<std::shared_ptr<DecodeParams>> params;  // per device; groups (q, k, v, o) in KV-head order
+  std::vector<DeviceTensor> outputs;                  // O of each KV head, in head order
+};
+
 // q [H_q, T_q, d], k and v [H_kv, S, d].
 struct AttentionInputs {
   HostTensor q, k, v;
@@ -61,7 +69,13 @@ struct DecodeResult {
 void validate(const DecodeConfig& c, const Topology& topo);
 std::uint32_t auto_tile_rows(const DecodeConfig& c, const Topology& topo);
 
-// Runs decode on `rt`'s system. `inputs` is required in data mode.
+// Validates `c` and places its tensors: from `inputs`, or empty (zeros) without them.
+DecodePlan plan_decode(RuntimeContext& rt, const DecodeConfig& c, const AttentionInputs* inputs);
+// Launches the kernel of a plan on its devices (for the next run() or start()).
+void launch_decode(RuntimeContext& rt, const DecodePlan& plan);
+
+// Runs decode on `rt`'s system: plan, launch, run, and what the op log says. `inputs`
+// is required in data mode.
 DecodeResult run_decode(RuntimeContext& rt, const DecodeConfig& c, const AttentionInputs* inputs);
 
 reference::AttentionShape reference_shape(const DecodeConfig& c);

@@ -20,6 +20,7 @@ std::size_t AtRouter::add_target(const std::string& name) {
   s.register_nb_transport_fw(this, &AtRouter::nb_transport_fw, static_cast<int>(i));
   s.register_b_transport(this, &AtRouter::b_transport, static_cast<int>(i));
   s.register_transport_dbg(this, &AtRouter::transport_dbg, static_cast<int>(i));
+  s.register_get_direct_mem_ptr(this, &AtRouter::get_direct_mem_ptr, static_cast<int>(i));
   in_queues_.emplace_back();
   return i;
 }
@@ -29,6 +30,8 @@ std::size_t AtRouter::add_initiator(const std::string& name) {
   initiators_.push_back(std::make_unique<InitiatorSocket>(name.c_str()));
   initiators_.back()->register_nb_transport_bw(this, &AtRouter::nb_transport_bw,
                                                static_cast<int>(i));
+  initiators_.back()->register_invalidate_direct_mem_ptr(this, &AtRouter::invalidate_direct_mem_ptr,
+                                                         static_cast<int>(i));
   out_queues_.emplace_back();
   return i;
 }
@@ -191,6 +194,18 @@ unsigned int AtRouter::transport_dbg(int in, tlm::tlm_generic_payload& gp) {
   auto hop = route(gp, static_cast<std::size_t>(in));
   if (!hop) return 0;
   return (*initiators_[hop->out])->transport_dbg(gp);
+}
+
+bool AtRouter::get_direct_mem_ptr(int in, tlm::tlm_generic_payload& gp, tlm::tlm_dmi& dmi) {
+  auto hop = route(gp, static_cast<std::size_t>(in));
+  if (!hop || !(*initiators_[hop->out])->get_direct_mem_ptr(gp, dmi)) return false;
+  dmi.set_read_latency(dmi.get_read_latency() + hop->request_delay + hop->response_delay);
+  dmi.set_write_latency(dmi.get_write_latency() + hop->request_delay + hop->response_delay);
+  return true;
+}
+
+void AtRouter::invalidate_direct_mem_ptr(int, sc_dt::uint64 start, sc_dt::uint64 end) {
+  for (auto& t : targets_) (*t)->invalidate_direct_mem_ptr(start, end);
 }
 
 }  // namespace kb

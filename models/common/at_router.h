@@ -1,7 +1,7 @@
 #pragma once
 // Base of every forwarding block (cube fabric, NOC router, PE scheduler): target ports in,
 // initiator ports out, the TLM-2.0 base protocol on both sides (approximately timed,
-// 4 phases; blocking and debug transport forwarded too). A derived block only says where
+// 4 phases; blocking and debug transport and DMI forwarded too). A derived block only says where
 // a payload goes and which links it holds on the way (route()); this class does the
 // protocol, the request/response exclusion rules and the link reservations.
 #include <deque>
@@ -64,6 +64,10 @@ class AtRouter : public sc_core::sc_module {
                                      sc_core::sc_time& delay);
   void b_transport(int in, tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
   unsigned int transport_dbg(int in, tlm::tlm_generic_payload& gp);
+  // DMI requests go where the payload would; a granted region's latencies include the
+  // hop's. Invalidations go back to every target socket.
+  bool get_direct_mem_ptr(int in, tlm::tlm_generic_payload& gp, tlm::tlm_dmi& dmi);
+  void invalidate_direct_mem_ptr(int out, sc_dt::uint64 start, sc_dt::uint64 end);
   void on_event(tlm::tlm_generic_payload& gp, const tlm::tlm_phase& phase);
 
   void send_request(tlm::tlm_generic_payload& gp);

@@ -1,10 +1,12 @@
 #include "models/cube/cube.h"
 
+#include "models/common/binding.h"
+
 namespace kb {
 
 Cube::Cube(const sc_core::sc_module_name& name, const Topology& topo, const AddressMap& map,
-           SipId sip, CubeId cube)
-    : sc_core::sc_module(name), fabric("fabric", topo, map, cube), id_(cube) {
+           SipId sip, CubeId cube, bool host_port)
+    : sc_core::sc_module(name), fabric("fabric", topo, map, cube, host_port), id_(cube) {
   for (std::uint32_t p = 0; p < topo.cube.pes; ++p) {
     const std::string n = std::to_string(p);
     channels_.push_back(
@@ -12,10 +14,10 @@ Cube::Cube(const sc_core::sc_module_name& name, const Topology& topo, const Addr
     pes_.push_back(
         std::make_unique<Pe>(("pe" + n).c_str(), topo, map, PeCoord{sip, cube, PeId(p)}));
     Pe& pe = *pes_.back();
-    pe.dma.memory.bind(fabric.from_dma(PeId(p)));
-    pe.ipcq.network.bind(fabric.from_ipcq(PeId(p)));
-    fabric.to_hbm(PeId(p)).bind(channels_.back()->socket);
-    fabric.to_mailbox(PeId(p)).bind(pe.ipcq.mailbox);
+    connect(pe.dma.memory, fabric.from_dma(PeId(p)));
+    connect(pe.ipcq.network, fabric.from_ipcq(PeId(p)));
+    connect(fabric.to_hbm(PeId(p)), channels_.back()->socket);
+    connect(fabric.to_mailbox(PeId(p)), pe.ipcq.mailbox);
   }
 }
 

@@ -13,7 +13,7 @@ namespace kb {
 class Cube : public sc_core::sc_module {
  public:
   Cube(const sc_core::sc_module_name& name, const Topology& topo, const AddressMap& map,
-       SipId sip, CubeId cube);
+       SipId sip, CubeId cube, bool host_port = false);
 
   CubeId id() const { return id_; }
   Pe& pe(PeId p) { return *pes_.at(p.value); }

@@ -3,12 +3,13 @@
 namespace kb {
 
 CubeFabric::CubeFabric(const sc_core::sc_module_name& name, const Topology& topo,
-                       const AddressMap& map, CubeId cube)
+                       const AddressMap& map, CubeId cube, bool host_port)
     : AtRouter(name), map_(map), cube_(cube), pes_(topo.cube.pes) {
   const std::string base = this->name();
   for (std::uint32_t p = 0; p < pes_; ++p) add_target("dma" + std::to_string(p));
   for (std::uint32_t p = 0; p < pes_; ++p) add_target("ipcq" + std::to_string(p));
   add_target("noc_in");
+  if (host_port) add_target("host");
   for (std::uint32_t p = 0; p < pes_; ++p) add_initiator("hbm" + std::to_string(p));
   for (std::uint32_t p = 0; p < pes_; ++p) add_initiator("mailbox" + std::to_string(p));
   add_initiator("noc_out");
@@ -36,6 +37,15 @@ std::optional<AtRouter::Hop> CubeFabric::route(const tlm::tlm_generic_payload& g
   if (!dst) return std::nullopt;
   const bool to_hbm = dst->region == DecodedAddress::Region::Hbm;
   Hop hop;
+  if (in == 2 * pes_ + 1) {  // the host: this cube's HBM only
+    if (!to_hbm || dst->cube != cube_.value) return std::nullopt;
+    hop.out = dst->pe;
+    hop.request_links = {&ch_rx_[dst->pe]};
+    hop.response_links = {&ch_tx_[dst->pe]};
+    hop.request_delay = ch_rx_[dst->pe].latency() + ch_rx_[dst->pe].serialisation(request_bytes(gp));
+    hop.response_delay = ch_tx_[dst->pe].latency() + ch_tx_[dst->pe].serialisation(response_bytes(gp));
+    return hop;
+  }
   if (dst->cube != cube_.value) {
     if (in == 2 * pes_) return std::nullopt;  // the NOC delivered to the wrong cube
     hop.out = 2 * pes_;

@@ -5,6 +5,8 @@
 // port and the destination port for bytes/bandwidth and arrives after the fabric
 // latency plus that serialisation (one hop of cube.fabric). Traffic for other cubes
 // goes to the NOC; traffic from the NOC goes straight to its channel or mailbox.
+// With a host port, a host (through the SIP's HostBridge) reaches the cube's HBM
+// channels, holding each channel's port like a sibling PE would.
 #include <vector>
 
 #include "models/common/at_router.h"
@@ -16,11 +18,12 @@ namespace kb {
 class CubeFabric : public AtRouter {
  public:
   CubeFabric(const sc_core::sc_module_name& name, const Topology& topo, const AddressMap& map,
-             CubeId cube);
+             CubeId cube, bool host_port = false);
 
   TargetSocket& from_dma(PeId pe) { return target(pe.value); }
   TargetSocket& from_ipcq(PeId pe) { return target(pes_ + pe.value); }
   TargetSocket& from_noc() { return target(2 * pes_); }
+  TargetSocket& from_host() { return target(2 * pes_ + 1); }  // only with a host port
   InitiatorSocket& to_hbm(PeId pe) { return initiator(pe.value); }
   InitiatorSocket& to_mailbox(PeId pe) { return initiator(pes_ + pe.value); }
   InitiatorSocket& to_noc() { return initiator(2 * pes_); }

@@ -19,6 +19,7 @@ Hbm::Hbm(const sc_core::sc_module_name& name, const Topology& topo, std::uint64_
   socket.register_nb_transport_fw(this, &Hbm::nb_transport_fw);
   socket.register_b_transport(this, &Hbm::b_transport);
   socket.register_transport_dbg(this, &Hbm::transport_dbg);
+  socket.register_get_direct_mem_ptr(this, &Hbm::get_direct_mem_ptr);
 }
 
 bool Hbm::admit(tlm::tlm_generic_payload& gp) const {
@@ -86,6 +87,19 @@ unsigned int Hbm::transport_dbg(tlm::tlm_generic_payload& gp) {
   if (gp.is_read()) store_.read(offset, gp.get_data_ptr(), len);
   else if (gp.is_write()) store_.write(offset, gp.get_data_ptr(), len);
   return static_cast<unsigned int>(len);
+}
+
+bool Hbm::get_direct_mem_ptr(tlm::tlm_generic_payload& gp, tlm::tlm_dmi& dmi) {
+  const std::uint64_t addr = gp.get_address();
+  if (addr < base_ || addr - base_ >= store_.capacity()) return false;
+  const MemoryStore::Page page = store_.page(addr - base_);
+  dmi.set_dmi_ptr(page.data);
+  dmi.set_start_address(base_ + page.offset);
+  dmi.set_end_address(base_ + page.offset + page.bytes - 1);
+  dmi.allow_read_write();
+  dmi.set_read_latency(wire_.latency());
+  dmi.set_write_latency(wire_.latency());
+  return true;
 }
 
 }  // namespace kb

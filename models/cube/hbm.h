@@ -2,7 +2,8 @@
 // One HBM channel (one per PE): a TLM-2.0 memory target. Each access holds the
 // channel's wire for bytes/bandwidth, then answers after the access latency, so
 // back-to-back bursts pipeline: N bursts of B bytes take latency + N*B/bw.
-// Serves the 4-phase base protocol, blocking b_transport and transport_dbg.
+// Serves the 4-phase base protocol, blocking b_transport, transport_dbg and DMI (a
+// page of the store at a time, read and write, at the channel's latency).
 #include <cstdint>
 
 #include <systemc>
@@ -34,6 +35,7 @@ class Hbm : public sc_core::sc_module {
                                      sc_core::sc_time& delay);
   void b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
   unsigned int transport_dbg(tlm::tlm_generic_payload& gp);
+  bool get_direct_mem_ptr(tlm::tlm_generic_payload& gp, tlm::tlm_dmi& dmi);
 
   // Checks the payload; sets an error response status and returns false if it is refused.
   bool admit(tlm::tlm_generic_payload& gp) const;

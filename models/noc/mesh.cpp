@@ -1,5 +1,7 @@
 #include "models/noc/mesh.h"
 
+#include "models/common/binding.h"
+
 namespace kb {
 
 Noc::Noc(const sc_core::sc_module_name& name, const Topology& topo, const AddressMap& map)
@@ -14,13 +16,13 @@ Noc::Noc(const sc_core::sc_module_name& name, const Topology& topo, const Addres
     NocRouter& r = *routers_[c];
     if (r.has(Direction::East)) {
       NocRouter& e = *routers_[c + 1];
-      r.out(Direction::East).bind(e.in(Direction::West));
-      e.out(Direction::West).bind(r.in(Direction::East));
+      connect(r.out(Direction::East), e.in(Direction::West));
+      connect(e.out(Direction::West), r.in(Direction::East));
     }
     if (r.has(Direction::South)) {
       NocRouter& s = *routers_[c + mesh_x_];
-      r.out(Direction::South).bind(s.in(Direction::North));
-      s.out(Direction::North).bind(r.in(Direction::South));
+      connect(r.out(Direction::South), s.in(Direction::North));
+      connect(s.out(Direction::North), r.in(Direction::South));
     }
   }
 }

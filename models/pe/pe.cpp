@@ -1,5 +1,7 @@
 #include "models/pe/pe.h"
 
+#include "models/common/binding.h"
+
 namespace kb {
 
 Pe::Pe(const sc_core::sc_module_name& name, const Topology& topo, const AddressMap& map,
@@ -13,11 +15,11 @@ Pe::Pe(const sc_core::sc_module_name& name, const Topology& topo, const AddressM
       math("math", topo, tcm),
       ipcq("ipcq", topo, map, self),
       self_(self) {
-  cpu.port.bind(scheduler.cpu);
-  scheduler.dma.bind(dma.command);
-  scheduler.gemm.bind(gemm.command);
-  scheduler.math.bind(math.command);
-  scheduler.ipcq.bind(ipcq.command);
+  connect(cpu.port, scheduler.cpu);
+  connect(scheduler.dma, dma.command);
+  connect(scheduler.gemm, gemm.command);
+  connect(scheduler.math, math.command);
+  connect(scheduler.ipcq, ipcq.command);
 }
 
 }  // namespace kb

@@ -28,7 +28,8 @@ void PeCpu::run() {
       wait_all();
     } catch (...) {
       error_ = std::current_exception();
-      sc_core::sc_stop();
+      if (error_hook_) error_hook_();
+      else sc_core::sc_stop();
     }
     started_ = false;
     finished_ = true;

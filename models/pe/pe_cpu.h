@@ -1,8 +1,8 @@
 #pragma once
 // PeCpu: runs the PE's program (a tl kernel) as an SC_THREAD. It issues commands to
 // PeScheduler without blocking and waits only for the ones it needs; `spend` charges
-// the CPU's own issue cycles. An exception thrown by the program stops the simulation
-// and is kept for the host to report.
+// the CPU's own issue cycles. An exception thrown by the program is kept for the host
+// to report and stops the simulation (or, with an error hook, calls the hook instead).
 #include <deque>
 #include <exception>
 #include <functional>
@@ -35,6 +35,9 @@ class PeCpu : public sc_core::sc_module {
   std::exception_ptr error() const { return error_; }
   // Called for every command when it completes (the op log listens here).
   void on_complete(CompletionHook hook) { hook_ = std::move(hook); }
+  // Called instead of sc_stop() when the program throws (a platform that owns the
+  // simulation keeps it running). The CPU takes no program after an error.
+  void on_error(std::function<void()> hook) { error_hook_ = std::move(hook); }
 
   // Called from the program: issue without blocking; wait for one or for all.
   Command& issue(const Command& command);
@@ -54,6 +57,7 @@ class PeCpu : public sc_core::sc_module {
   bool finished_ = false, started_ = false;
   std::exception_ptr error_;
   CompletionHook hook_;
+  std::function<void()> error_hook_;
   std::deque<Command> commands_;
   std::size_t pending_ = 0;
   PayloadPool pool_;

@@ -1,22 +1,26 @@
 #pragma once
 // One SIP: a mesh_x x mesh_y mesh of CUBEs joined by the CUBE-mesh NOC.
-// Every SIP has the same address map; SIPs exchange no traffic.
+// Every SIP has the same address map; SIPs exchange no traffic. With a host port, a
+// HostBridge lets an outside initiator reach every HBM channel (host()).
 #include <memory>
 #include <vector>
 
 #include "models/cube/cube.h"
 #include "models/noc/mesh.h"
+#include "models/sip/host_bridge.h"
 
 namespace kb {
 
 class Sip : public sc_core::sc_module {
  public:
-  Sip(const sc_core::sc_module_name& name, const Topology& topo, SipId id);
+  Sip(const sc_core::sc_module_name& name, const Topology& topo, SipId id, bool host_port = false);
 
   SipId id() const { return id_; }
   const AddressMap& address_map() const { return map_; }
   Cube& cube(CubeId c) { return *cubes_.at(c.value); }
   std::size_t cube_count() const { return cubes_.size(); }
+  // The host's target socket (HBM region of the address map); only with a host port.
+  AtRouter::TargetSocket& host() { return host_->from_host(); }
 
  private:
   SipId id_;
@@ -27,6 +31,7 @@ class Sip : public sc_core::sc_module {
 
  private:
   std::vector<std::unique_ptr<Cube>> cubes_;
+  std::unique_ptr<HostBridge> host_;
 };
 
 }  // namespace kb

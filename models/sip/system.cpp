@@ -2,10 +2,10 @@
 
 namespace kb {
 
-System::System(const sc_core::sc_module_name& name, const Topology& topo)
+System::System(const sc_core::sc_module_name& name, const Topology& topo, bool host_ports)
     : sc_core::sc_module(name), topo_(topo) {
   for (std::uint32_t s = 0; s < topo_.system.sips; ++s)
-    sips_.push_back(std::make_unique<Sip>(("sip" + std::to_string(s)).c_str(), topo_, SipId(s)));
+    sips_.push_back(std::make_unique<Sip>(("sip" + std::to_string(s)).c_str(), topo_, SipId(s), host_ports));
 }
 
 void System::for_each_pe(const std::function<void(Pe&)>& visit) {

@@ -11,7 +11,8 @@ namespace kb {
 
 class System : public sc_core::sc_module {
  public:
-  System(const sc_core::sc_module_name& name, const Topology& topo);
+  // `host_ports`: every SIP gets a host port (Sip::host()), for a virtual platform.
+  System(const sc_core::sc_module_name& name, const Topology& topo, bool host_ports = false);
 
   const Topology& topology() const { return topo_; }
   Sip& sip(SipId s) { return *sips_.at(s.value); }

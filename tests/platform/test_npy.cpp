@@ -57,4 +57,23 @@ TEST(Npy, MalformedFilesAreRefused) {
   EXPECT_EQ(error_of(p), p + ": data is 20 bytes, the shape [2, 3] needs 24");
 }
 
+TEST(Npy, HeaderIsReadStrictlyWithTheColumnOfTheProblem) {
+  const std::string p = temp("header.npy");
+  write_raw(p, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), 'extra': 1, }", 24);
+  EXPECT_EQ(error_of(p), p + ": header, column 59: unknown key 'extra'; allowed: descr, fortran_order, shape");
+  write_raw(p, "{'descr': '<f4', 'fortran_order': False, }", 0);
+  EXPECT_EQ(error_of(p), p + ": header, column 43: no 'shape'");
+  write_raw(p, "{'descr': '<f4', 'fortran_order': Maybe, 'shape': (2,), }", 8);
+  EXPECT_EQ(error_of(p), p + ": header, column 35: expected True or False");
+  write_raw(p, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, x), }", 8);
+  EXPECT_EQ(error_of(p), p + ": header, column 55: expected a whole number in the shape");
+  write_raw(p, "{'descr': '<f4', 'fortran_order': False, 'shape': (1234567890123,), }", 8);
+  EXPECT_EQ(error_of(p), p + ": header, column 64: shape entry too large");
+  // A scalar (shape ()) holds one value; a 1-D shape is written (n,).
+  write_raw(p, "{'descr': '<f4', 'fortran_order': False, 'shape': (), }", 4);
+  EXPECT_EQ(read_npy(p).data.size(), 1u);
+  write_raw(p, "{\"descr\": \"<f4\", \"fortran_order\": False, \"shape\": (3,)}", 12);
+  EXPECT_EQ(read_npy(p).shape, Shape{3});
+}
+
 }  // namespace kb

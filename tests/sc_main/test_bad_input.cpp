@@ -1,0 +1,159 @@
+// The bad-input matrix of the kernbench program: every case exits 1 (2 for usage
+// errors) with a message saying what was wrong, where, and what is allowed; none
+// crashes, hangs or leaves an output file; none tries a huge allocation (each runs
+// under a 1 GiB address-space limit, which a refused input never needs).
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "platform/npy.h"
+#include "tests/sc_main/cli_support.h"
+
+namespace kb::test {
+namespace {
+
+struct Case {
+  std::string what;
+  std::string args;      // "@" stands for the case's scratch folder
+  int code;
+  std::string message;   // must appear in the output
+};
+
+std::string replace_all(std::string s, const std::string& from, const std::string& to) {
+  for (std::size_t i = s.find(from); i != std::string::npos; i = s.find(from, i + to.size())) s.replace(i, from.size(), to);
+  return s;
+}
+
+void write_text(const std::string& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
+
+// Writes the fixtures the cases read into `dir`.
+void write_fixtures(const std::string& dir) {
+  std::ifstream in(topo("small_1sip_2x2x2"));
+  const std::string small((std::istreambuf_iterator<char>(in)), {});
+  write_text(dir + "/empty.yaml", "");
+  write_text(dir + "/truncated.yaml", small.substr(0, small.size() / 2));
+  write_text(dir + "/binary.yaml", std::string("name: x\0\x01\x02", 11));
+  write_text(dir + "/malformed.yaml", "name: [unclosed\nsystem: {sips: 1\n");
+  write_text(dir + "/list.yaml", "- a\n- b\n");
+  write_text(dir + "/deep.yaml", "a: " + std::string(100000, '[') + std::string(100000, ']') + "\n");
+  write_text(dir + "/unknown_key.yaml", small + "\nextra: 1\n");
+  // Q, K, V of a small decode (H_q 4, H_kv 1, S 64, d 16) and broken variants.
+  auto tensor = [](Shape shape) {
+    HostTensor t;
+    t.shape = std::move(shape);
+    t.data.assign(t.elements(), 0.5f);
+    return t;
+  };
+  for (const std::string sub : {"good", "shape", "rank", "dtype", "fortran", "truncated", "missing", "huge"}) {
+    std::filesystem::create_directories(dir + "/" + sub);
+    write_npy(dir + "/" + sub + "/q.npy", tensor({4, 1, 16}));
+    write_npy(dir + "/" + sub + "/k.npy", tensor({1, 64, 16}));
+    write_npy(dir + "/" + sub + "/v.npy", tensor({1, 64, 16}));
+  }
+  write_npy(dir + "/shape/v.npy", tensor({1, 64, 8}));
+  write_npy(dir + "/rank/v.npy", tensor({64 * 16}));
+  auto raw = [&](const std::string& path, const std::string& dict, std::size_t data_bytes) {
+    std::string header = dict;
+    while ((10 + header.size() + 1) % 64 != 0) header += ' ';
+    header += '\n';
+    write_text(path, std::string("\x93NUMPY\x01\x00", 8) + static_cast<char>(header.size()) + '\0' + header +
+                         std::string(data_bytes, '\0'));
+  };
+  raw(dir + "/dtype/v.npy", "{'descr': '<f2', 'fortran_order': False, 'shape': (1, 64, 16), }", 64 * 16 * 2);
+  raw(dir + "/fortran/v.npy", "{'descr': '<f4', 'fortran_order': True, 'shape': (1, 64, 16), }", 64 * 16 * 4);
+  raw(dir + "/truncated/v.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 64, 16), }", 100);
+  // A shape whose size wraps a 64-bit product: must be refused, not allocated.
+  raw(dir + "/huge/v.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (999999999999, 999999999999), }", 16);
+  std::filesystem::remove(dir + "/missing/k.npy");
+}
+
+std::vector<std::filesystem::path> files_under(const std::string& dir) {
+  std::vector<std::filesystem::path> files;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+std::vector<Case> cases() {
+  const std::string small = "--topology " + topo("small_1sip_2x2x2");
+  const std::string decode = "run " + small + " --kernel gqa_decode --heads-q 4 --heads-kv 1 --head-dim 16 "
+                             "--seq-len 64 --cubes-per-group 4 --pes 2 --data ";
+  return {
+      // Topology files.
+      {"empty YAML", "run --topology @/empty.yaml", 1, "@/empty.yaml: a topology must be a YAML map"},
+      {"truncated YAML", "run --topology @/truncated.yaml", 1, "@/truncated.yaml:3:1: pe: required key 'pe' is missing"},
+      {"binary file", "run --topology @/binary.yaml", 1, "@/binary.yaml: not a text file (contains NUL bytes)"},
+      {"malformed YAML", "run --topology @/malformed.yaml", 1, "@/malformed.yaml:2:7: malformed YAML"},
+      {"YAML list", "run --topology @/list.yaml", 1, "a topology must be a YAML map of keys"},
+      {"deeply nested YAML", "run --topology @/deep.yaml", 1, "@/deep.yaml:1:"},
+      {"unknown key", "run --topology @/unknown_key.yaml", 1, "extra: unknown key 'extra'; valid keys here: name,"},
+      {"missing file", "run --topology @/nope.yaml", 1, "@/nope.yaml: cannot open topology file"},
+      {"zero size", "run " + small + " --set cube.pes=0", 1,
+       "cube.pes: value '0' is not allowed; allowed: a whole number from 1 to 64"},
+      {"negative size", "run " + small + " --set cube.hbm.capacity=-1GiB", 1,
+       "cube.hbm.capacity: value '-1GiB' is not allowed; allowed: a size in bytes"},
+      {"10^9 x 10^9 mesh", "run --set sip.mesh.x=1000000000 --set sip.mesh.y=1000000000", 1,
+       "sip.mesh.x: value '1000000000' is not allowed; allowed: a whole number from 1 to 16"},
+      {"bad --set", "run --set sip.mesh", 1, "--set sip.mesh: expected key.path=value"},
+      {"--set of no key", "run --set sip.cubes_x=4", 1, "no key 'cubes_x' under 'sip'; valid keys there: mesh, noc"},
+      // Workload shapes.
+      {"mesh too small for C", "run --set sip.mesh.x=2 --set sip.mesh.y=2", 1,
+       "--cubes-per-group 8 is a 4x2 group, which does not tile the 2x2 cube mesh"},
+      {"H_q not a multiple of H_kv", "run --heads-q 60", 1, "--heads-q 60 is not a multiple of --heads-kv 8"},
+      {"prefill H_q not a multiple of H_kv", "run --kernel gqa_prefill --heads-q 63", 1,
+       "--heads-q 63 must be a positive multiple of --heads-kv 8"},
+      {"S = 0", "run --seq-len 0", 1, "--seq-len 0: the context needs at least one position"},
+      {"prefill S = 0", "run --kernel gqa_prefill --seq-len 0", 1, "--seq-len 0: the context needs"},
+      {"absurd S", "run --seq-len 99999999999999", 2, "--seq-len '99999999999999': expected a whole number from 0"},
+      {"unsupported head dim", "run --head-dim 1000", 1, "--head-dim 1000 is not supported; allowed: 1 to 512"},
+      {"unsupported dtype", "run --dtype fp8", 2, "--dtype 'fp8': allowed values: bf16, fp32"},
+      {"too many PEs", "run --pes 9", 1, "--pes 9 is not allowed; a cube of this topology has 8 PEs"},
+      {"SIP out of range", "run --devices 7", 1, "--devices '7': the topology has 4 SIP(s), numbered 0-3"},
+      // .npy inputs.
+      {"missing .npy", decode + "--inputs @/missing", 1, "@/missing/k.npy: cannot open .npy file"},
+      {"wrongly shaped .npy", decode + "--inputs @/shape", 1,
+       "@/shape/v.npy: shape [1, 64, 8] does not match the run's [1, 64, 16]"},
+      {"wrong rank .npy", decode + "--inputs @/rank", 1, "@/rank/v.npy: shape [1024] does not match"},
+      {"wrong dtype .npy", decode + "--inputs @/dtype", 1,
+       "@/dtype/v.npy: dtype '<f2' is not supported; allowed: float32 ('<f4')"},
+      {"fortran .npy", decode + "--inputs @/fortran", 1, "@/fortran/v.npy: Fortran-ordered arrays are not supported"},
+      {"truncated .npy", decode + "--inputs @/truncated", 1,
+       "@/truncated/v.npy: data is 100 bytes, the shape [1, 64, 16] needs 4096"},
+      {"overflowing .npy shape", decode + "--inputs @/huge", 1,
+       "@/huge/v.npy: data is 16 bytes, the shape [999999999999, 999999999999] needs more than 2^64"},
+      // Output paths.
+      {"--json in a missing folder", "run --json @/no/r.json", 1, "--json @/no/r.json: folder '@/no' does not exist"},
+      {"--json is a folder", "run " + small + " --kernel hbm_stream --json @", 1, "cannot write output file"},
+      {"--outputs missing", decode + "--inputs @/good --outputs @/no", 1, "--outputs @/no: no such folder"},
+      {"--op-log suffix", "run --op-log @/log.txt", 2, "--op-log @/log.txt: the file name must end in .jsonl or .csv"},
+      // Conflicting flags.
+      {"--causal and --no-causal", "run --causal --no-causal", 2, "--causal and --no-causal contradict each other"},
+      {"--check without data", "run --check", 2, "--check and --outputs need --data (data mode) or --inputs"},
+      {"--jobs with --data", "run --data --jobs 2", 2, "--jobs splits timing-mode runs"},
+      {"--vcd-filter without --vcd", "run --vcd-filter 'sip0.*'", 2, "--vcd-filter needs --vcd FILE"},
+      {"--inputs for a non-attention kernel", "run --kernel tiled_gemm --inputs @/good", 2,
+       "--check, --inputs and --outputs apply to --kernel gqa_decode and gqa_prefill"},
+      {"hbm_stream with --data", "run --kernel hbm_stream --data", 2, "--kernel hbm_stream drives the DMA directly"},
+  };
+}
+
+TEST(BadInput, EveryCaseIsAClearErrorWithNoOutputLeft) {
+  const std::string dir = temp_dir("bad_input");
+  write_fixtures(dir);
+  const auto before = files_under(dir);
+  for (const Case& c : cases()) {
+    const std::string args = replace_all(c.args, "@", dir);
+    // Outputs that a successful run would write; a refused run must leave none.
+    const std::string outputs = args.find("--json") == std::string::npos ? " --json " + dir + "/out.json" : "";
+    const Result r = run_shell("ulimit -v 1048576; timeout 60 " + std::string(KERNBENCH_BINARY) + " " + args + outputs);
+    EXPECT_EQ(r.code, c.code) << c.what << ": " << args << "\n" << r.out;
+    EXPECT_NE(r.out.find("kernbench: error: "), std::string::npos) << c.what << "\n" << r.out;
+    EXPECT_NE(r.out.find(replace_all(c.message, "@", dir)), std::string::npos) << c.what << "\n" << r.out;
+    EXPECT_EQ(files_under(dir), before) << c.what << ": left files behind";
+  }
+}
+
+}  // namespace
+}  // namespace kb::test
