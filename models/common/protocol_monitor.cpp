@@ -85,6 +85,7 @@ tlm::tlm_sync_enum ProtocolMonitor::nb_transport_fw(tlm::tlm_generic_payload& gp
       if (phase != tlm::BEGIN_REQ) violation(gp, "TLM_ACCEPTED with the phase changed");
     } else if (r == tlm::TLM_UPDATED) {
       if (phase == tlm::END_REQ) {
+        if (t.state != State::Request) violation(gp, "END_REQ after the request had ended");
         t.state = State::RequestEnded;
         request_ = nullptr;
         at(t, gp, delay);

@@ -5,6 +5,7 @@
 
 #include "kernels/gqa/decode_run.h"
 #include "kernels/gqa/helpers.h"
+#include "tests/kernels/gqa_support.h"
 #include "tests/kernels/tl_support.h"
 
 namespace kb {
@@ -28,17 +29,6 @@ DecodeConfig small(std::uint32_t g, std::uint32_t t_q, std::uint32_t c, std::uin
   return cfg;
 }
 
-void expect_parity(const DecodeConfig& cfg, const gqa::AttentionInputs& in, const HostTensor& o) {
-  const auto shape = gqa::reference_shape(cfg);
-  const auto exact = reference::attention(shape, in.q.data, in.k.data, in.v.data);
-  const auto naive = reference::attention_naive(shape, in.q.data, in.k.data, in.v.data, cfg.dtype);
-  const double err = reference::max_abs_error(o.data, exact);
-  const double naive_err = reference::max_abs_error(std::vector<float>(naive.begin(), naive.end()), exact);
-  EXPECT_LE(err, 2 * naive_err + 1e-5) << "kernel error " << err << ", naive " << dtype_name(cfg.dtype) << " error "
-                                       << naive_err;
-  for (const float v : o.data) ASSERT_TRUE(std::isfinite(v));
-}
-
 using ParityParam = std::tuple<std::uint32_t, std::uint32_t, std::uint32_t, std::uint32_t, DType, gqa::Variant>;
 class DecodeParity : public ::testing::TestWithParam<ParityParam> {};
 
@@ -50,7 +40,7 @@ TEST_P(DecodeParity, MatchesFp64Reference) {
   const auto in = gqa::AttentionInputs::random(cfg, 7);
   const gqa::DecodeResult r = gqa::run_decode(m.rt, cfg, &in);
   ASSERT_TRUE(r.o.has_value());
-  expect_parity(cfg, in, *r.o);
+  test::expect_decode_parity(cfg, in, *r.o);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -74,7 +64,7 @@ TEST(DecodeParity, RealGqaOnFourSipsNotCausal) {
   cfg.causal = false;
   const auto in = gqa::AttentionInputs::random(cfg, 11);
   const gqa::DecodeResult r = gqa::run_decode(m.rt, cfg, &in);
-  expect_parity(cfg, in, *r.o);
+  test::expect_decode_parity(cfg, in, *r.o);
 }
 
 // ---- levers ---------------------------------------------------------------------------

@@ -1,0 +1,125 @@
+// A minimal virtual platform: a host CPU (a plain TLM-2.0 initiator) and one AHBM
+// accelerator. The host writes Q, K and V into the accelerator's HBM through its hbm
+// socket, starts GQA decode through the control registers, waits for the interrupt and
+// reads O back, then checks O against the fp64 reference.
+//   vp_platform [TOPOLOGY.yaml]     default: the installed small_1sip_2x2x2.yaml
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <vector>
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_initiator_socket.h>
+
+#include "kernels/gqa/decode_run.h"
+#include "kernels/reference/attention.h"
+#include "vp/accelerator.h"
+#include "vp/decode_job.h"
+#include "vp/host_access.h"
+
+namespace {
+
+using kb::vp::reg::kControl;
+using kb::vp::reg::kCyclesHi;
+using kb::vp::reg::kCyclesLo;
+using kb::vp::reg::kJob;
+using kb::vp::reg::kStatus;
+
+// Stands in for the platform's CPU: one socket to memory (here: the accelerator's
+// HBM), one to the accelerator's registers.
+struct HostCpu : sc_core::sc_module {
+  tlm_utils::simple_initiator_socket<HostCpu> memory{"memory"};
+  tlm_utils::simple_initiator_socket<HostCpu> registers{"registers"};
+
+  HostCpu(const sc_core::sc_module_name& name, kb::vp::Accelerator& accel, const kb::vp::DecodeJob& job,
+          const kb::gqa::AttentionInputs& inputs)
+      : sc_core::sc_module(name), accel_(accel), job_(job), inputs_(inputs) {
+    SC_HAS_PROCESS(HostCpu);
+    SC_THREAD(run);
+  }
+
+  std::vector<float> o;
+  std::uint32_t status = 0;
+  std::uint64_t cycles = 0;
+  bool finished = false;
+
+ private:
+  std::uint32_t reg(tlm::tlm_command command, std::uint64_t offset, std::uint32_t value = 0) {
+    tlm::tlm_generic_payload gp;
+    gp.set_command(command);
+    gp.set_address(offset);
+    gp.set_data_ptr(reinterpret_cast<unsigned char*>(&value));
+    gp.set_data_length(4);
+    gp.set_streaming_width(4);
+    gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+    sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+    registers->b_transport(gp, delay);
+    if (!gp.is_response_ok()) SC_REPORT_ERROR(name(), gp.get_response_string().c_str());
+    return value;
+  }
+
+  void run() {
+    sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+    kb::vp::write_tensor(memory, job_.q, inputs_.q.data, delay);
+    kb::vp::write_tensor(memory, job_.k, inputs_.k.data, delay);
+    kb::vp::write_tensor(memory, job_.v, inputs_.v.data, delay);
+    sc_core::wait(delay);  // the writes' time, loosely timed
+    reg(tlm::TLM_WRITE_COMMAND, kJob, job_.id);
+    reg(tlm::TLM_WRITE_COMMAND, kControl, kb::vp::reg::kStart);
+    sc_core::wait(accel_.irq.posedge_event());
+    status = reg(tlm::TLM_READ_COMMAND, kStatus);
+    cycles = reg(tlm::TLM_READ_COMMAND, kCyclesLo) | std::uint64_t{reg(tlm::TLM_READ_COMMAND, kCyclesHi)} << 32;
+    delay = sc_core::SC_ZERO_TIME;
+    o = kb::vp::read_tensor(memory, job_.o, delay);
+    sc_core::wait(delay);
+    finished = true;
+  }
+
+  kb::vp::Accelerator& accel_;
+  const kb::vp::DecodeJob& job_;
+  const kb::gqa::AttentionInputs& inputs_;
+};
+
+}  // namespace
+
+int sc_main(int argc, char* argv[]) {
+  try {
+    const std::string topo_file = argc > 1 ? argv[1] : std::string(KERNBENCH_TOPOLOGIES) + "/small_1sip_2x2x2.yaml";
+    const kb::Topology topo = kb::Topology::load(topo_file);
+
+    kb::vp::Accelerator accel("accel", topo);
+    kb::gqa::DecodeConfig decode;  // one KV head of 8 query heads, over 4 cubes x 2 PEs
+    decode.h_q = 8;
+    decode.h_kv = 1;
+    decode.d = 64;
+    decode.s = 2048;
+    decode.cubes = 4;
+    decode.pes = 2;
+    const kb::vp::DecodeJob job = kb::vp::add_decode_job(accel, decode);
+    const auto inputs = kb::gqa::AttentionInputs::random(decode, 1);
+
+    HostCpu host("host", accel, job, inputs);
+    host.memory.bind(accel.hbm);
+    host.registers.bind(accel.control);
+    sc_core::sc_start();
+
+    if (!host.finished || host.status != kb::vp::reg::kDone) {
+      std::fprintf(stderr, "vp_platform: the decode job did not finish (status %u) %s\n", host.status,
+                   accel.error().c_str());
+      return 1;
+    }
+    const auto shape = kb::gqa::reference_shape(decode);
+    const auto exact = kb::reference::attention(shape, inputs.q.data, inputs.k.data, inputs.v.data);
+    const auto naive = kb::reference::attention_naive(shape, inputs.q.data, inputs.k.data, inputs.v.data, decode.dtype);
+    const double error = kb::reference::max_abs_error(host.o, exact);
+    // The tolerance of the kernbench suite: twice the naive bf16 computation's error.
+    const double tolerance = 2 * kb::reference::max_abs_error(std::vector<float>(naive.begin(), naive.end()), exact) + 1e-5;
+    std::printf("decode took %llu cycles of the PE clock; O max error %.3g vs the fp64 reference (tolerance %.3g): %s\n",
+                static_cast<unsigned long long>(host.cycles), error, tolerance, error <= tolerance ? "ok" : "MISMATCH");
+    return error <= tolerance ? 0 : 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "vp_platform: %s\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,23 @@
+#pragma once
+// Host-side helpers for a platform's initiator: move a host tensor (fp32 values, row
+// major) to or from the HBM places a TensorMap names, with blocking b_transport calls
+// of at most `max_bytes` each through `socket` (any initiator socket of the base
+// protocol, bound to the accelerator's hbm socket). Each call's delay is added to `delay` (loosely timed: the caller waits
+// for it when it likes). Throws std::runtime_error naming the address if a transfer
+// fails.
+#include <cstdint>
+#include <vector>
+
+#include <systemc>
+#include <tlm>
+
+#include "vp/decode_job.h"
+
+namespace kb::vp {
+
+void write_tensor(tlm::tlm_base_initiator_socket_b<>& socket, const TensorMap& map, const std::vector<float>& values,
+                  sc_core::sc_time& delay, std::uint64_t max_bytes = 4096);
+std::vector<float> read_tensor(tlm::tlm_base_initiator_socket_b<>& socket, const TensorMap& map, sc_core::sc_time& delay,
+                               std::uint64_t max_bytes = 4096);
+
+}  // namespace kb::vp
