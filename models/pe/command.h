@@ -102,6 +102,11 @@ class CommandExtension : public tlm::tlm_extension<CommandExtension> {
   Command* command;
 };
 
+// What every command target (PeScheduler, the engines) checks first: a payload with no
+// Command is refused with TLM_COMMAND_ERROR_RESPONSE and one with byte enables with
+// TLM_BYTE_ENABLE_ERROR_RESPONSE. True: a command to serve.
+bool admit_command(tlm::tlm_generic_payload& gp);
+
 // A payload from `pool` that carries `cmd` (TLM_IGNORE_COMMAND, no data).
 tlm::tlm_generic_payload* command_payload(PayloadPool& pool, Command& cmd);
 

@@ -26,6 +26,7 @@ tlm::tlm_sync_enum PeEngine::nb_transport_fw(tlm::tlm_generic_payload& gp, tlm::
                                              sc_time& delay) {
   // Commands are accepted and queued at once.
   return responder_.forward(name(), gp, phase, delay, [this](tlm::tlm_generic_payload& cmd_gp, const sc_time&) {
+    if (!admit_command(cmd_gp)) return false;
     if (cmd_gp.has_mm()) cmd_gp.acquire();
     Lane& lane = lanes_.at(lane_of(CommandExtension::of(cmd_gp)));
     lane.waiting.push_back(&cmd_gp);

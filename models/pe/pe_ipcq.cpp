@@ -91,13 +91,22 @@ void PeIpcq::deliver(tlm::tlm_generic_payload& gp) {
   arrived_.notify(sc_core::SC_ZERO_TIME);
 }
 
+namespace {
+// A mailbox takes whole messages: writes, every byte (no byte enables, no streaming).
+bool admit_message(tlm::tlm_generic_payload& msg) {
+  if (!msg.is_write()) msg.set_response_status(tlm::TLM_COMMAND_ERROR_RESPONSE);
+  else if (msg.get_byte_enable_ptr() != nullptr) msg.set_response_status(tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE);
+  else if (msg.get_streaming_width() != 0 && msg.get_streaming_width() < msg.get_data_length())
+    msg.set_response_status(tlm::TLM_BURST_ERROR_RESPONSE);
+  else return true;
+  return false;
+}
+}  // namespace
+
 tlm::tlm_sync_enum PeIpcq::mailbox_fw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
                                       sc_time& delay) {
   return mailbox_responder_.forward(name(), gp, phase, delay, [this](tlm::tlm_generic_payload& msg, const sc_time& d) {
-    if (!msg.is_write()) {
-      msg.set_response_status(tlm::TLM_COMMAND_ERROR_RESPONSE);
-      return false;
-    }
+    if (!admit_message(msg)) return false;
     if (msg.has_mm()) msg.acquire();
     arrivals_.notify(msg, tlm::BEGIN_REQ, d);
     return true;
@@ -105,10 +114,7 @@ tlm::tlm_sync_enum PeIpcq::mailbox_fw(tlm::tlm_generic_payload& gp, tlm::tlm_pha
 }
 
 void PeIpcq::mailbox_b_transport(tlm::tlm_generic_payload& gp, sc_time& delay) {
-  if (!gp.is_write()) {
-    gp.set_response_status(tlm::TLM_COMMAND_ERROR_RESPONSE);
-    return;
-  }
+  if (!admit_message(gp)) return;
   sc_core::wait(delay);  // b_transport may wait: the message arrives at the annotated time
   delay = sc_core::SC_ZERO_TIME;
   deliver(gp);

@@ -29,6 +29,7 @@ InitiatorPort& PeScheduler::engine(EngineKind e) {
 tlm::tlm_sync_enum PeScheduler::nb_transport_fw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
                                                 sc_core::sc_time& delay) {
   return responder_.forward(name(), gp, phase, delay, [this](tlm::tlm_generic_payload& cmd_gp, const sc_core::sc_time&) {
+    if (!admit_command(cmd_gp)) return false;
     if (cmd_gp.has_mm()) cmd_gp.acquire();
     const Command::Kind kind = CommandExtension::of(cmd_gp).kind;
     if (kind == Command::Kind::Composite) start_composite(cmd_gp);

@@ -1,6 +1,10 @@
-// The TLM-2.0 base-protocol monitor: it catches initiators and targets that break the
-// rules, and finds none on any socket of a cube during a full decode and prefill.
+// The TLM-2.0 base protocol: the monitor catches initiators and targets that break the
+// rules and finds none on any socket of a cube during a full decode and prefill; the
+// models' targets refuse what they do not serve with the proper response status.
 #include <gtest/gtest.h>
+
+#include <algorithm>
+#include <memory>
 
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
@@ -10,6 +14,7 @@
 #include "models/common/binding.h"
 #include "models/common/payload_pool.h"
 #include "models/common/protocol_monitor.h"
+#include "models/pe/command.h"
 #include "tests/kernels/tl_support.h"
 
 namespace kb {
@@ -125,6 +130,81 @@ TEST(ProtocolMonitor, CatchesATargetsWrongAnswers) {
     for (const auto& e : expected) EXPECT_TRUE(has(mon.violations(), e)) << e << ::testing::PrintToString(mon.violations());
     EXPECT_EQ(mon.violations().size(), expected.size()) << ::testing::PrintToString(mon.violations());
   }
+}
+
+// Stands in for a target (an initiator's socket must be bound) and records nothing.
+struct Sink : sc_core::sc_module {
+  tlm_utils::simple_target_socket<Sink> socket{"socket"};
+  explicit Sink(const sc_core::sc_module_name& n) : sc_core::sc_module(n) {}
+};
+
+// A third-party initiator in the place of the model's own on chosen target sockets (the
+// model's initiator goes to a Sink), sending what those targets do not serve.
+struct Intruder : sc_core::sc_module {
+  std::vector<std::unique_ptr<tlm_utils::simple_initiator_socket<Intruder>>> sockets;
+  std::vector<std::unique_ptr<Sink>> sinks;
+  std::function<void(Intruder&)> program;
+  explicit Intruder(const sc_core::sc_module_name& n) : sc_core::sc_module(n) {
+    SC_HAS_PROCESS(Intruder);
+    SC_THREAD(run);
+  }
+  void run() { program(*this); }
+  tlm::tlm_response_status send(std::size_t socket, tlm::tlm_generic_payload& gp) {
+    sc_core::sc_time t = sc_core::SC_ZERO_TIME;
+    gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+    (*sockets.at(socket))->b_transport(gp, t);
+    return gp.get_response_status();
+  }
+};
+
+TEST(ProtocolConformance, TargetsRefuseWhatTheyDoNotServeWithTheRightStatus) {
+  Intruder intruder("intruder");
+  const std::vector<std::string> targets = {"system.sip0.cube0.pe0.math.command", "system.sip0.cube0.pe0.ipcq.mailbox"};
+  set_interposer([&](InitiatorSocketBase& init, TargetSocketBase& target) {
+    if (std::find(targets.begin(), targets.end(), target.get_base_export().name()) == targets.end()) return false;
+    const std::string n = std::to_string(intruder.sockets.size());
+    auto& mine = intruder.sockets.emplace_back(
+        std::make_unique<tlm_utils::simple_initiator_socket<Intruder>>(("socket" + n).c_str()));
+    auto& sink = intruder.sinks.emplace_back(std::make_unique<Sink>(("sink" + n).c_str()));
+    bind_sockets(*mine, target);
+    bind_sockets(init, sink->socket);
+    return true;
+  });
+  test::Machine m;
+  set_interposer({});
+  ASSERT_EQ(intruder.sockets.size(), 2u);
+  std::vector<tlm::tlm_response_status> got;
+  intruder.program = [&](Intruder& in) {
+    std::uint8_t data[8] = {};
+    unsigned char enables[8] = {0xff};
+    Command cmd;
+    cmd.kind = Command::Kind::Math;
+    tlm::tlm_generic_payload gp;
+    gp.set_data_ptr(data);
+    gp.set_data_length(8);
+    gp.set_command(tlm::TLM_IGNORE_COMMAND);
+    got.push_back(in.send(0, gp));  // an engine command with no Command
+    CommandExtension ext;
+    ext.command = &cmd;
+    gp.set_extension(&ext);
+    gp.set_byte_enable_ptr(enables);
+    gp.set_byte_enable_length(8);
+    got.push_back(in.send(0, gp));  // a Command with byte enables
+    gp.clear_extension(&ext);
+    gp.set_command(tlm::TLM_READ_COMMAND);
+    got.push_back(in.send(1, gp));  // a mailbox takes writes only
+    gp.set_command(tlm::TLM_WRITE_COMMAND);
+    got.push_back(in.send(1, gp));  // ... without byte enables
+    gp.set_byte_enable_ptr(nullptr);
+    gp.set_byte_enable_length(0);
+    gp.set_streaming_width(2);
+    got.push_back(in.send(1, gp));  // ... and whole
+  };
+  sc_core::sc_start();
+  EXPECT_EQ(got, (std::vector<tlm::tlm_response_status>{
+                     tlm::TLM_COMMAND_ERROR_RESPONSE, tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE,
+                     tlm::TLM_COMMAND_ERROR_RESPONSE, tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE,
+                     tlm::TLM_BURST_ERROR_RESPONSE}));
 }
 
 // Monitors on every socket of cube 5 of SIP 0 (an inner cube: NOC traffic passes it),
