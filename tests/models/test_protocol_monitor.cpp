@@ -207,18 +207,19 @@ TEST(ProtocolConformance, TargetsRefuseWhatTheyDoNotServeWithTheRightStatus) {
                      tlm::TLM_BURST_ERROR_RESPONSE}));
 }
 
-// Monitors on every socket of cube 5 of SIP 0 (an inner cube: NOC traffic passes it),
-// then a whole kernel of the default machine.
+// Monitors on every socket of cube 5 of SIP 0 and of its NOC router (an inner cube:
+// traffic between other cubes passes it), then a whole kernel of the default machine.
 struct MonitoredMachine {
-  MonitorInterposer monitors{{"system.sip0.cube5"}};
+  MonitorInterposer monitors{{"system.sip0.cube5", "system.sip0.noc.router5"}};
   test::Machine m{"llama70b_4sip", false};
 };
 
-// Every socket of the cube monitored, no violation, nothing left open, and at least the
+// Every socket of the cube and its router monitored, no violation, nothing left open, and at least the
 // two command hops (CPU -> scheduler -> engine) of every engine op the cube's PEs logged.
 void expect_clean(const MonitorInterposer& monitors, const RuntimeContext& rt, const Topology& topo) {
-  EXPECT_EQ(monitors.monitors().size(), topo.cube.pes * 9 + 2);  // per PE: cpu, 4 scheduler, dma, ipcq, hbm,
-                                                                  // mailbox; fabric <-> router
+  // Per PE: cpu, 4 scheduler, dma, ipcq, hbm, mailbox; fabric <-> router; the router's
+  // links to and from its 4 neighbours.
+  EXPECT_EQ(monitors.monitors().size(), topo.cube.pes * 9 + 2 + 8);
   std::uint64_t engine_ops = 0;
   for (const OpRecord& r : rt.op_log().records())
     engine_ops += r.pe.sip.value == 0 && r.pe.cube.value == 5 && r.engine != "cpu" && r.engine != "phase";
