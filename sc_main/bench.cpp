@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kernels/gqa/sp_table.h"
+#include "platform/topology.h"
 #include "platform/output_file.h"
 #include "sc_main/errors.h"
 #include "platform/interrupt.h"
@@ -217,6 +218,7 @@ int cmd_bench(const std::vector<std::string>& args) {
   if (!std::filesystem::is_directory(dir) || ::access(dir.c_str(), W_OK) != 0)
     throw InputError("--out " + out_file + ": folder '" + dir.string() + "' does not exist or is not writable");
 
+  Topology::load(topology_file);  // a bad topology is reported once, before any point runs
   const std::vector<Point> plan = points(quick);
   const std::string revision = git_revision();
   std::map<std::size_t, Json> rows;  // by point index, so the files do not depend on --jobs
@@ -339,7 +341,9 @@ int cmd_bench(const std::vector<std::string>& args) {
     world.send(0, failure.empty() ? Json{{"done", true}}.dump() : Json{{"failure", failure}}.dump());
     return failure.empty() ? 0 : 1;
   }
-  if (!failure.empty()) throw std::runtime_error(failure + "the rows finished so far are in " + out_file);
+  if (!failure.empty())
+    throw std::runtime_error(failure + (rows.empty() ? "no point finished; nothing was written"
+                                                     : "the rows finished so far are in " + out_file));
   save();
   const gqa::SpTable table = sp_table(rows);
   write_file_atomically(table_file, table.to_json().dump(1) + "\n");

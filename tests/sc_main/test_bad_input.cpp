@@ -92,6 +92,8 @@ std::vector<Case> cases() {
       {"deeply nested YAML", "run --topology @/deep.yaml", 1, "@/deep.yaml:1:"},
       {"unknown key", "run --topology @/unknown_key.yaml", 1, "extra: unknown key 'extra'; valid keys here: name,"},
       {"missing file", "run --topology @/nope.yaml", 1, "@/nope.yaml: cannot open topology file"},
+      {"bench on a bad topology", "bench gqa_llama70b --quick --topology @/malformed.yaml --out @/sweep.json", 1,
+       "@/malformed.yaml:2:7: malformed YAML"},
       {"zero size", "run " + small + " --set cube.pes=0", 1,
        "cube.pes: value '0' is not allowed; allowed: a whole number from 1 to 64"},
       {"negative size", "run " + small + " --set cube.hbm.capacity=-1GiB", 1,
@@ -148,7 +150,8 @@ TEST(BadInput, EveryCaseIsAClearErrorWithNoOutputLeft) {
   for (const Case& c : cases()) {
     const std::string args = replace_all(c.args, "@", dir);
     // Outputs that a successful run would write; a refused run must leave none.
-    const std::string outputs = args.find("--json") == std::string::npos ? " --json " + dir + "/out.json" : "";
+    const bool is_run = args.starts_with("run ");
+    const std::string outputs = is_run && args.find("--json") == std::string::npos ? " --json " + dir + "/out.json" : "";
 #ifdef __SANITIZE_ADDRESS__
     const std::string limit;
 #else
