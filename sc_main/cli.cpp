@@ -414,34 +414,27 @@ int cmd_run(const std::vector<std::string>& args) {
   run_options.data = data || inputs.has_value();
   RuntimeContext rt(system, run_options);
   try {
-    if (kernel == "gqa_prefill") {
-      const gqa::PrefillResult r = gqa::run_prefill(rt, pc, inputs ? &*inputs : nullptr);
+    // After an attention run (decode or prefill, `config` its configuration): the part
+    // file of a split run, or the numeric check, report, traces and outputs.
+    auto finish_attention = [&](const auto& r, const auto& config, const gqa::DecodeConfig& shape, auto format,
+                                auto to_json) {
       measured(r.cycles);
       if (!part_file.empty() || mpi) return finish_part(part_json(r, info), rt.op_log());
-      std::optional<report::NumericCheck> numerics;
-      if (r.o) numerics = report::check_attention(pc.as_attention(), *inputs, *r.o);
-      std::cout << report::format_prefill(topo, pc, r, numerics, info);
+      std::optional<gqa::NumericCheck> numerics;
+      if (r.o) numerics = gqa::check_attention(shape, *inputs, *r.o);
+      std::cout << format(topo, config, r, numerics, info);
       write_traces(rt.op_log());
       write_vcd();
       if (!outputs_dir.empty()) write_npy(outputs_dir + "/o.npy", *r.o);
-      if (!json_file.empty())
-        write_file_atomically(json_file, report::prefill_json(topo, pc, r, numerics, info).dump(2) + "\n");
+      if (!json_file.empty()) write_file_atomically(json_file, to_json(topo, config, r, numerics, info).dump(2) + "\n");
       return check && !numerics->pass ? 1 : 0;
-    }
-    if (kernel == "gqa_decode") {
-      const gqa::DecodeResult r = gqa::run_decode(rt, dc, inputs ? &*inputs : nullptr);
-      measured(r.cycles);
-      if (!part_file.empty() || mpi) return finish_part(part_json(r, info), rt.op_log());
-      std::optional<report::NumericCheck> numerics;
-      if (r.o) numerics = report::check_attention(dc, *inputs, *r.o);
-      std::cout << report::format_decode(topo, dc, r, numerics, info);
-      write_traces(rt.op_log());
-      write_vcd();
-      if (!outputs_dir.empty()) write_npy(outputs_dir + "/o.npy", *r.o);
-      if (!json_file.empty())
-        write_file_atomically(json_file, report::decode_json(topo, dc, r, numerics, info).dump(2) + "\n");
-      return check && !numerics->pass ? 1 : 0;
-    }
+    };
+    if (kernel == "gqa_prefill")
+      return finish_attention(gqa::run_prefill(rt, pc, inputs ? &*inputs : nullptr), pc, pc.as_attention(),
+                              report::format_prefill, report::prefill_json);
+    if (kernel == "gqa_decode")
+      return finish_attention(gqa::run_decode(rt, dc, inputs ? &*inputs : nullptr), dc, dc, report::format_decode,
+                              report::decode_json);
     report::KernelSummary summary;
     summary.kernel = kernel;
     summary.data = data;

@@ -150,19 +150,6 @@ nlohmann::json kernel_json(const Topology& topo, const KernelSummary& k, const O
   return j;
 }
 
-NumericCheck check_attention(const gqa::DecodeConfig& c, const gqa::AttentionInputs& in, const HostTensor& o) {
-  const auto shape = gqa::reference_shape(c);
-  const auto exact = reference::attention(shape, in.q.data, in.k.data, in.v.data);
-  const auto naive = reference::attention_naive(shape, in.q.data, in.k.data, in.v.data, c.dtype);
-  std::vector<float> naive_f(naive.begin(), naive.end());
-  NumericCheck r;
-  r.error = reference::max_abs_error(o.data, exact);
-  r.naive_error = reference::max_abs_error(naive_f, exact);
-  r.tolerance = 2 * r.naive_error + 1e-5;  // FlashAttention style: twice the naive error, plus an atol
-  r.pass = r.error <= r.tolerance;
-  return r;
-}
-
 namespace {
 
 std::string phase_text(const gqa::Phase& p) {
@@ -174,7 +161,7 @@ std::string phase_text(const gqa::Phase& p) {
 }
 
 // The numerics, wall-time and simulator lines of an attention report.
-std::string attention_tail(DType dtype, const std::optional<NumericCheck>& check, const RunInfo& info) {
+std::string attention_tail(DType dtype, const std::optional<gqa::NumericCheck>& check, const RunInfo& info) {
   Lines add;
   if (check)
     add("  numerics        max |O - O_fp64| = %.3g; naive %s attention: %.3g; tolerance %.3g: %s\n", check->error,
@@ -184,7 +171,7 @@ std::string attention_tail(DType dtype, const std::optional<NumericCheck>& check
 }
 
 // The wall-time and numerics fields of an attention result.
-void add_attention_tail(nlohmann::json& j, const std::optional<NumericCheck>& check, const RunInfo& info) {
+void add_attention_tail(nlohmann::json& j, const std::optional<gqa::NumericCheck>& check, const RunInfo& info) {
   add_run_json(j, info);
   if (check)
     j["numerics"] = {{"max_abs_error", check->error}, {"naive_error", check->naive_error},
@@ -194,7 +181,7 @@ void add_attention_tail(nlohmann::json& j, const std::optional<NumericCheck>& ch
 }  // namespace
 
 std::string format_decode(const Topology& topo, const gqa::DecodeConfig& c, const gqa::DecodeResult& r,
-                          const std::optional<NumericCheck>& check, const RunInfo& info) {
+                          const std::optional<gqa::NumericCheck>& check, const RunInfo& info) {
   const double ns = 1e9 / topo.pe.clock_hz;
   Lines add;
   add("kernbench: gqa_decode (%s) on %s (%s), %s mode\n", gqa::variant_name(c.variant), info.topology_name.c_str(),
@@ -221,7 +208,7 @@ std::string format_decode(const Topology& topo, const gqa::DecodeConfig& c, cons
 }
 
 nlohmann::json decode_json(const Topology& topo, const gqa::DecodeConfig& c, const gqa::DecodeResult& r,
-                           const std::optional<NumericCheck>& check, const RunInfo& info) {
+                           const std::optional<gqa::NumericCheck>& check, const RunInfo& info) {
   auto phase = [](const gqa::Phase& p) { return nlohmann::json{{"begin", p.begin}, {"end", p.end}}; };
   std::vector<std::uint32_t> devs;
   for (const SipId d : r.devices) devs.push_back(d.value);
@@ -249,7 +236,7 @@ nlohmann::json decode_json(const Topology& topo, const gqa::DecodeConfig& c, con
 }
 
 std::string format_prefill(const Topology& topo, const gqa::PrefillConfig& c, const gqa::PrefillResult& r,
-                           const std::optional<NumericCheck>& check, const RunInfo& info) {
+                           const std::optional<gqa::NumericCheck>& check, const RunInfo& info) {
   const double ns = 1e9 / topo.pe.clock_hz;
   Lines add;
   add("kernbench: gqa_prefill (%s) on %s (%s), %s mode\n", gqa::layout_name(c.layout), info.topology_name.c_str(),
@@ -275,7 +262,7 @@ std::string format_prefill(const Topology& topo, const gqa::PrefillConfig& c, co
 }
 
 nlohmann::json prefill_json(const Topology& topo, const gqa::PrefillConfig& c, const gqa::PrefillResult& r,
-                            const std::optional<NumericCheck>& check, const RunInfo& info) {
+                            const std::optional<gqa::NumericCheck>& check, const RunInfo& info) {
   std::vector<std::uint32_t> devs;
   for (const SipId d : r.devices) devs.push_back(d.value);
   nlohmann::json j = {

@@ -36,11 +36,7 @@ struct KernelSummary {
   nlohmann::json knobs;
 };
 // Numeric check of a data-mode attention run against the fp64 reference.
-struct NumericCheck {
-  double error = 0, naive_error = 0, tolerance = 0;
-  bool pass = false;
-};
-NumericCheck check_attention(const gqa::DecodeConfig& c, const gqa::AttentionInputs& in, const HostTensor& o);
+using gqa::NumericCheck;
 
 std::string format_decode(const Topology& topo, const gqa::DecodeConfig& c, const gqa::DecodeResult& r,
                           const std::optional<NumericCheck>& check, const RunInfo& info);

@@ -1,5 +1,6 @@
 #pragma once
 // Helpers shared by the test suites.
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,17 @@ inline Topology topology(const std::string& name, const std::vector<std::string>
 
 inline std::uint64_t cycles(const sc_core::sc_time& t, const Topology& topo) {
   return static_cast<std::uint64_t>(t / topo.cycle() + 0.5);
+}
+
+// A version-1 .npy file with the header dict `header_dict` (padded as NumPy does) and
+// `data_bytes` zero bytes of data: for files NumPy itself would not write.
+inline void write_raw_npy(const std::string& path, const std::string& header_dict, std::size_t data_bytes) {
+  std::string header = header_dict;
+  while ((10 + header.size() + 1) % 64 != 0) header += ' ';
+  header += '\n';
+  std::ofstream out(path, std::ios::binary);
+  out << "\x93NUMPY" << '\x01' << '\x00' << static_cast<char>(header.size() & 0xff) << static_cast<char>(header.size() >> 8)
+      << header << std::string(data_bytes, '\0');
 }
 
 inline std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }

@@ -86,6 +86,19 @@ AttentionInputs AttentionInputs::from_npy(const std::string& dir, const DecodeCo
   return in;
 }
 
+NumericCheck check_attention(const DecodeConfig& c, const AttentionInputs& in, const HostTensor& o) {
+  const auto shape = reference_shape(c);
+  const auto exact = reference::attention(shape, in.q.data, in.k.data, in.v.data);
+  const auto naive = reference::attention_naive(shape, in.q.data, in.k.data, in.v.data, c.dtype);
+  std::vector<float> naive_f(naive.begin(), naive.end());
+  NumericCheck r;
+  r.error = reference::max_abs_error(o.data, exact);
+  r.naive_error = reference::max_abs_error(naive_f, exact);
+  r.tolerance = 2 * r.naive_error + 1e-5;  // FlashAttention style: twice the naive error, plus an atol
+  r.pass = r.error <= r.tolerance;
+  return r;
+}
+
 DecodePlan plan_decode(RuntimeContext& rt, const DecodeConfig& c, const AttentionInputs* inputs) {
   const Topology& topo = rt.system().topology();
   validate(c, topo);

@@ -80,4 +80,12 @@ DecodeResult run_decode(RuntimeContext& rt, const DecodeConfig& c, const Attenti
 
 reference::AttentionShape reference_shape(const DecodeConfig& c);
 
+// O against the fp64 reference, with the FlashAttention-style tolerance: at most twice
+// the error of the naive computation in the storage dtype, plus 1e-5.
+struct NumericCheck {
+  double error = 0, naive_error = 0, tolerance = 0;
+  bool pass = false;
+};
+NumericCheck check_attention(const DecodeConfig& c, const AttentionInputs& in, const HostTensor& o);
+
 }  // namespace kb::gqa

@@ -40,7 +40,7 @@ TEST_P(DecodeParity, MatchesFp64Reference) {
   const auto in = gqa::AttentionInputs::random(cfg, 7);
   const gqa::DecodeResult r = gqa::run_decode(m.rt, cfg, &in);
   ASSERT_TRUE(r.o.has_value());
-  test::expect_decode_parity(cfg, in, *r.o);
+  test::expect_attention_parity(cfg, in, *r.o);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -64,7 +64,7 @@ TEST(DecodeParity, RealGqaOnFourSipsNotCausal) {
   cfg.causal = false;
   const auto in = gqa::AttentionInputs::random(cfg, 11);
   const gqa::DecodeResult r = gqa::run_decode(m.rt, cfg, &in);
-  test::expect_decode_parity(cfg, in, *r.o);
+  test::expect_attention_parity(cfg, in, *r.o);
 }
 
 // ---- levers ---------------------------------------------------------------------------

@@ -7,6 +7,7 @@
 
 #include "kernels/gqa/helpers.h"
 #include "kernels/gqa/prefill_run.h"
+#include "tests/kernels/gqa_support.h"
 #include "tests/kernels/tl_support.h"
 
 namespace kb {
@@ -35,16 +36,6 @@ PrefillConfig small(std::uint64_t s, std::uint32_t t_q, RowLayout layout, bool c
   return c;
 }
 
-void expect_parity(const PrefillConfig& cfg, const gqa::AttentionInputs& in, const HostTensor& o) {
-  const auto shape = gqa::reference_shape(cfg.as_attention());
-  const auto exact = reference::attention(shape, in.q.data, in.k.data, in.v.data);
-  const auto naive = reference::attention_naive(shape, in.q.data, in.k.data, in.v.data, cfg.dtype);
-  const double err = reference::max_abs_error(o.data, exact);
-  const double naive_err = reference::max_abs_error(std::vector<float>(naive.begin(), naive.end()), exact);
-  EXPECT_LE(err, 2 * naive_err + 1e-5) << "kernel error " << err << ", naive error " << naive_err;
-  for (const float v : o.data) ASSERT_TRUE(std::isfinite(v));
-}
-
 using ParityParam = std::tuple<std::uint64_t, std::uint32_t, RowLayout, bool, DType>;
 class PrefillParity : public ::testing::TestWithParam<ParityParam> {};
 
@@ -55,7 +46,7 @@ TEST_P(PrefillParity, MatchesFp64Reference) {
   const auto in = gqa::AttentionInputs::random(cfg.as_attention(), 3);
   const gqa::PrefillResult r = gqa::run_prefill(m.rt, cfg, &in);
   ASSERT_TRUE(r.o.has_value());
-  expect_parity(cfg, in, *r.o);
+  test::expect_attention_parity(cfg.as_attention(), in, *r.o);
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -21,14 +21,7 @@ std::string error_of(const std::string& path) {
   return "accepted";
 }
 
-void write_raw(const std::string& path, const std::string& header_dict, std::size_t data_bytes) {
-  std::string header = header_dict;
-  while ((10 + header.size() + 1) % 64 != 0) header += ' ';
-  header += '\n';
-  std::ofstream out(path, std::ios::binary);
-  out << "\x93NUMPY" << '\x01' << '\x00' << static_cast<char>(header.size() & 0xff) << static_cast<char>(header.size() >> 8)
-      << header << std::string(data_bytes, '\0');
-}
+using test::write_raw_npy;
 
 }  // namespace
 
@@ -49,30 +42,30 @@ TEST(Npy, MalformedFilesAreRefused) {
   const std::string p = temp("bad.npy");
   std::ofstream(p, std::ios::binary) << "not numpy at all";
   EXPECT_EQ(error_of(p), p + ": not a .npy file (bad magic)");
-  write_raw(p, "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 3), }", 48);
+  write_raw_npy(p, "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 3), }", 48);
   EXPECT_EQ(error_of(p), p + ": dtype '<f8' is not supported; allowed: float32 ('<f4')");
-  write_raw(p, "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }", 24);
+  write_raw_npy(p, "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }", 24);
   EXPECT_EQ(error_of(p), p + ": Fortran-ordered arrays are not supported; save with C order");
-  write_raw(p, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", 20);  // truncated data
+  write_raw_npy(p, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", 20);  // truncated data
   EXPECT_EQ(error_of(p), p + ": data is 20 bytes, the shape [2, 3] needs 24");
 }
 
 TEST(Npy, HeaderIsReadStrictlyWithTheColumnOfTheProblem) {
   const std::string p = temp("header.npy");
-  write_raw(p, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), 'extra': 1, }", 24);
+  write_raw_npy(p, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), 'extra': 1, }", 24);
   EXPECT_EQ(error_of(p), p + ": header, column 59: unknown key 'extra'; allowed: descr, fortran_order, shape");
-  write_raw(p, "{'descr': '<f4', 'fortran_order': False, }", 0);
+  write_raw_npy(p, "{'descr': '<f4', 'fortran_order': False, }", 0);
   EXPECT_EQ(error_of(p), p + ": header, column 43: no 'shape'");
-  write_raw(p, "{'descr': '<f4', 'fortran_order': Maybe, 'shape': (2,), }", 8);
+  write_raw_npy(p, "{'descr': '<f4', 'fortran_order': Maybe, 'shape': (2,), }", 8);
   EXPECT_EQ(error_of(p), p + ": header, column 35: expected True or False");
-  write_raw(p, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, x), }", 8);
+  write_raw_npy(p, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, x), }", 8);
   EXPECT_EQ(error_of(p), p + ": header, column 55: expected a whole number in the shape");
-  write_raw(p, "{'descr': '<f4', 'fortran_order': False, 'shape': (1234567890123,), }", 8);
+  write_raw_npy(p, "{'descr': '<f4', 'fortran_order': False, 'shape': (1234567890123,), }", 8);
   EXPECT_EQ(error_of(p), p + ": header, column 64: shape entry too large");
   // A scalar (shape ()) holds one value; a 1-D shape is written (n,).
-  write_raw(p, "{'descr': '<f4', 'fortran_order': False, 'shape': (), }", 4);
+  write_raw_npy(p, "{'descr': '<f4', 'fortran_order': False, 'shape': (), }", 4);
   EXPECT_EQ(read_npy(p).data.size(), 1u);
-  write_raw(p, "{\"descr\": \"<f4\", \"fortran_order\": False, \"shape\": (3,)}", 12);
+  write_raw_npy(p, "{\"descr\": \"<f4\", \"fortran_order\": False, \"shape\": (3,)}", 12);
   EXPECT_EQ(read_npy(p).shape, Shape{3});
 }
 

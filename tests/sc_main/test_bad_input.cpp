@@ -56,18 +56,13 @@ void write_fixtures(const std::string& dir) {
   }
   write_npy(dir + "/shape/v.npy", tensor({1, 64, 8}));
   write_npy(dir + "/rank/v.npy", tensor({64 * 16}));
-  auto raw = [&](const std::string& path, const std::string& dict, std::size_t data_bytes) {
-    std::string header = dict;
-    while ((10 + header.size() + 1) % 64 != 0) header += ' ';
-    header += '\n';
-    write_text(path, std::string("\x93NUMPY\x01\x00", 8) + static_cast<char>(header.size()) + '\0' + header +
-                         std::string(data_bytes, '\0'));
-  };
-  raw(dir + "/dtype/v.npy", "{'descr': '<f2', 'fortran_order': False, 'shape': (1, 64, 16), }", 64 * 16 * 2);
-  raw(dir + "/fortran/v.npy", "{'descr': '<f4', 'fortran_order': True, 'shape': (1, 64, 16), }", 64 * 16 * 4);
-  raw(dir + "/truncated/v.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 64, 16), }", 100);
+  write_raw_npy(dir + "/dtype/v.npy", "{'descr': '<f2', 'fortran_order': False, 'shape': (1, 64, 16), }", 64 * 16 * 2);
+  write_raw_npy(dir + "/fortran/v.npy", "{'descr': '<f4', 'fortran_order': True, 'shape': (1, 64, 16), }", 64 * 16 * 4);
+  write_raw_npy(dir + "/truncated/v.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 64, 16), }",
+                100);
   // A shape whose size wraps a 64-bit product: must be refused, not allocated.
-  raw(dir + "/huge/v.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (999999999999, 999999999999), }", 16);
+  write_raw_npy(dir + "/huge/v.npy",
+                "{'descr': '<f4', 'fortran_order': False, 'shape': (999999999999, 999999999999), }", 16);
   std::filesystem::remove(dir + "/missing/k.npy");
 }
 

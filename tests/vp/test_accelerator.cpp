@@ -122,7 +122,7 @@ TEST_P(VpDecode, HostRunsADecodeThroughTheSocketsAndGetsTheReferenceO) {
   };
   sc_core::sc_start();
   ASSERT_EQ(o.data.size(), 4u * 2 * 32);
-  test::expect_decode_parity(c, in, o);
+  test::expect_attention_parity(c, in, o);
   EXPECT_EQ(cycles, test::cycles(ended - started, p.topo));
   EXPECT_GT(cycles, 0u);
   EXPECT_TRUE(p.monitor.violations().empty()) << p.monitor.violations().front();
