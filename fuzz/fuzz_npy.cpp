@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "platform/npy.h"
+#include "base/npy.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   std::istringstream in(std::string(reinterpret_cast<const char*>(data), size));

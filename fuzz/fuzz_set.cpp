@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "platform/topology.h"
+#include "base/topology.h"
 
 namespace {
 const std::string& default_topology() {

@@ -1,8 +1,9 @@
 #include "platform/runtime_context.h"
+#include "models/common/clock.h"
 
 #include <algorithm>
 
-#include "platform/units.h"
+#include "base/units.h"
 
 namespace kb {
 
@@ -151,7 +152,7 @@ void RuntimeContext::run() {
     simulate_device(device, programs, first_record);
     last_run_cycles_ = std::max(
         last_run_cycles_,
-        static_cast<std::uint64_t>((sc_core::sc_time_stamp() - origin_) / system_.topology().cycle() + 0.5));
+        static_cast<std::uint64_t>((sc_core::sc_time_stamp() - origin_) / cycle_time(system_.topology()) + 0.5));
     std::string stuck;
     std::size_t count = 0;
     for (const auto& [cpu, program] : programs) {
@@ -165,7 +166,7 @@ void RuntimeContext::run() {
       throw RunError("deadlock: the simulation of device " + std::to_string(device.value) +
                      " ran out of events at cycle " +
                      std::to_string(static_cast<std::uint64_t>((sc_core::sc_time_stamp() - origin_) /
-                                                                   system_.topology().cycle() +
+                                                                   cycle_time(system_.topology()) +
                                                                0.5)) +
                      " while " + std::to_string(count) + " PE(s) still wait:" + stuck + (count > 16 ? "\n  ..." : ""));
   }
@@ -187,7 +188,7 @@ std::vector<PeCpu*> RuntimeContext::start() {
 
 void RuntimeContext::simulate_device(SipId device, const std::vector<std::pair<PeCpu*, PeCpu::Program>>& programs,
                                      std::size_t first_record) {
-  const sc_core::sc_time cycle = system_.topology().cycle();
+  const sc_core::sc_time cycle = cycle_time(system_.topology());
   if (options_.max_cycles == 0 && options_.timeout_seconds <= 0) {
     sc_core::sc_start();
     return;

@@ -12,9 +12,9 @@
 
 #include "kernels/tl/ctx.h"
 #include "models/sip/system.h"
-#include "platform/device_tensor.h"
-#include "platform/npy.h"
-#include "platform/op_log.h"
+#include "base/device_tensor.h"
+#include "base/npy.h"
+#include "base/op_log.h"
 
 namespace kb {
 

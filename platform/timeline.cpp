@@ -1,4 +1,5 @@
 #include "platform/timeline.h"
+#include "models/common/clock.h"
 
 #include <deque>
 #include <map>
@@ -30,7 +31,7 @@ struct Track {
 }  // namespace
 
 std::string chrome_trace(const OpLog& log, const Topology& topo) {
-  const double us_per_cycle = topo.cycle().to_seconds() * 1e6;
+  const double us_per_cycle = cycle_time(topo).to_seconds() * 1e6;
   // Tracks per SIP, numbered in (cube, PE, engine) order so the file is deterministic.
   std::map<std::uint32_t, std::map<Track, int>> tracks;
   auto track_of = [](const OpRecord& r) {

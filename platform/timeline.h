@@ -5,8 +5,8 @@
 // record with its fields as args; every message a flow arrow from its send to its recv.
 #include <string>
 
-#include "platform/op_log.h"
-#include "platform/topology.h"
+#include "base/op_log.h"
+#include "base/topology.h"
 
 namespace kb {
 

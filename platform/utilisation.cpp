@@ -1,9 +1,10 @@
 #include "platform/utilisation.h"
+#include "models/common/clock.h"
 
 namespace kb {
 
 Utilisation utilisation(System& system, std::uint64_t cycles) {
-  const sc_core::sc_time cycle = system.topology().cycle();
+  const sc_core::sc_time cycle = cycle_time(system.topology());
   Utilisation u;
   u.cycles = cycles;
   system.for_each_pe([&](Pe& pe) {

@@ -18,11 +18,11 @@
 #include <boost/program_options.hpp>
 #include <nlohmann/json.hpp>
 
-#include "kernels/gqa/sp_table.h"
-#include "platform/topology.h"
-#include "platform/output_file.h"
+#include "workloads/gqa_decode/sp_table.h"
+#include "base/topology.h"
+#include "base/output_file.h"
 #include "sc_main/errors.h"
-#include "platform/interrupt.h"
+#include "base/interrupt.h"
 #include "sc_main/processes.h"
 #include "sc_main/world.h"
 

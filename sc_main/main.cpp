@@ -6,7 +6,7 @@
 
 #include <systemc>
 
-#include "platform/interrupt.h"
+#include "base/interrupt.h"
 #include "sc_main/cli.h"
 
 int sc_main(int argc, char** argv) { return kb::cli::main(argc, argv); }

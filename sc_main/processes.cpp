@@ -1,6 +1,6 @@
 #include "sc_main/processes.h"
 
-#include "platform/interrupt.h"
+#include "base/interrupt.h"
 
 #include <fcntl.h>
 #include <sys/wait.h>

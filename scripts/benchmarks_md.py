@@ -66,7 +66,7 @@ def section(sweep, path):
         c, p = min(pts, key=lambda cp: (pts[cp], cp[0] * cp[1], cp[0]))
         out.append(f"| {n(s)} | {c} x {p} | {n(pts[(c, p)])} | {n(pts.get((8, 8), 0))} | {n(pts.get((1, 1), 0))} |")
     out += ["", "`kernbench run --cubes-per-group auto --pes auto` picks from this table",
-            "(kernels/gqa/sp_table.json, written by the same sweep).", "",
+            "(workloads/gqa_decode/sp_table.json, written by the same sweep).", "",
             "### Simulator speed (one process per point)", "",
             "| kernel | S | C x P | layout | wall (process) | simulation | peak RSS | transactions | transactions/s |",
             "|---|---|---|---|---|---|---|---|---|"]

@@ -4,7 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "platform/topology.h"
+#include "base/topology.h"
+#include "models/common/clock.h"
 
 namespace kb::test {
 
@@ -18,7 +19,7 @@ inline Topology topology(const std::string& name, const std::vector<std::string>
 }
 
 inline std::uint64_t cycles(const sc_core::sc_time& t, const Topology& topo) {
-  return static_cast<std::uint64_t>(t / topo.cycle() + 0.5);
+  return static_cast<std::uint64_t>(t / cycle_time(topo) + 0.5);
 }
 
 // A version-1 .npy file with the header dict `header_dict` (padded as NumPy does) and

@@ -1,4 +1,5 @@
 #include "vp/accelerator.h"
+#include "models/common/clock.h"
 
 #include <cstring>
 #include <stdexcept>
@@ -124,7 +125,7 @@ void Accelerator::run_jobs() {
           error_ = e.what();
         }
       }
-    cycles_ = static_cast<std::uint64_t>((sc_core::sc_time_stamp() - begin) / topology().cycle() + 0.5);
+    cycles_ = static_cast<std::uint64_t>((sc_core::sc_time_stamp() - begin) / cycle_time(topology()) + 0.5);
     status_ = error_.empty() ? reg::kDone : reg::kError;
     irq.write(true);
     finished_.notify(sc_core::SC_ZERO_TIME);

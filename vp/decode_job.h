@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/gqa/decode_run.h"
+#include "workloads/gqa_decode/decode_run.h"
 #include "vp/accelerator.h"
 
 namespace kb::vp {

@@ -12,7 +12,7 @@
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
 
-#include "kernels/gqa/decode_run.h"
+#include "workloads/gqa_decode/decode_run.h"
 #include "vp/accelerator.h"
 #include "vp/decode_job.h"
 #include "vp/host_access.h"
@@ -112,7 +112,7 @@ int sc_main(int argc, char* argv[]) {
     o.shape = job.o.shape;
     o.data = host.o;
     // The tolerance of the kernbench suite: twice the naive bf16 computation's error.
-    const kb::gqa::NumericCheck check = kb::gqa::check_attention(decode, inputs, o);
+    const kb::workloads::Numerics check = kb::gqa::check_attention(decode, inputs, o);
     std::printf("decode took %llu cycles of the PE clock; O max error %.3g vs the fp64 reference (tolerance %.3g): %s\n",
                 static_cast<unsigned long long>(host.cycles), check.error, check.tolerance,
                 check.pass ? "ok" : "MISMATCH");

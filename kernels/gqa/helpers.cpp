@@ -2,7 +2,7 @@
 
 #include <limits>
 
-#include "platform/dp_policy.h"
+#include "base/dp_policy.h"
 
 namespace kb::gqa {
 

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "platform/dtype.h"
+#include "base/dtype.h"
 
 namespace kb::reference {
 

@@ -1,4 +1,5 @@
 #include "kernels/tl/ctx.h"
+#include "models/common/clock.h"
 
 #include <algorithm>
 #include <exception>
@@ -50,7 +51,7 @@ Ctx::Ctx(Pe& pe, const Topology& topo, const AddressMap& map, OpLog& log, std::s
     : pe_(pe), topo_(topo), map_(map), log_(log), kernel_(std::move(kernel)), data_(data), origin_(origin),
       scratch_bottom_(topo.pe.tcm_bytes) {}
 
-std::uint64_t Ctx::cycles(const sc_core::sc_time& t) const { return cycles_of(t - origin_, topo_.cycle()); }
+std::uint64_t Ctx::cycles(const sc_core::sc_time& t) const { return cycles_of(t - origin_, cycle_time(topo_)); }
 
 Ctx::~Ctx() = default;
 

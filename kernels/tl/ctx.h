@@ -12,7 +12,7 @@
 
 #include "kernels/tl/tensor.h"
 #include "models/pe/pe.h"
-#include "platform/op_log.h"
+#include "base/op_log.h"
 
 namespace kb::tl {
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "models/pe/command.h"
-#include "platform/device_tensor.h"
+#include "base/device_tensor.h"
 
 namespace kb::tl {
 

@@ -11,7 +11,7 @@
 #include <tlm>
 
 #include "models/common/waveform.h"
-#include "platform/topology.h"
+#include "base/topology.h"
 
 namespace kb {
 

@@ -1,4 +1,5 @@
 #include "models/cube/cube_fabric.h"
+#include "models/common/clock.h"
 
 namespace kb {
 
@@ -19,10 +20,10 @@ CubeFabric::CubeFabric(const sc_core::sc_module_name& name, const Topology& topo
   ch_rx_.reserve(pes_);
   for (std::uint32_t p = 0; p < pes_; ++p) {
     const std::string n = std::to_string(p);
-    pe_tx_.emplace_back(base + ".pe" + n + ".tx", topo.cube.fabric, topo.cycle());
-    pe_rx_.emplace_back(base + ".pe" + n + ".rx", topo.cube.fabric, topo.cycle());
-    ch_tx_.emplace_back(base + ".hbm" + n + ".tx", topo.cube.fabric, topo.cycle());
-    ch_rx_.emplace_back(base + ".hbm" + n + ".rx", topo.cube.fabric, topo.cycle());
+    pe_tx_.emplace_back(base + ".pe" + n + ".tx", topo.cube.fabric, cycle_time(topo));
+    pe_rx_.emplace_back(base + ".pe" + n + ".rx", topo.cube.fabric, cycle_time(topo));
+    ch_tx_.emplace_back(base + ".hbm" + n + ".tx", topo.cube.fabric, cycle_time(topo));
+    ch_rx_.emplace_back(base + ".hbm" + n + ".rx", topo.cube.fabric, cycle_time(topo));
   }
 }
 

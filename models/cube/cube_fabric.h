@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "models/common/at_router.h"
-#include "models/common/ids.h"
-#include "platform/address_map.h"
+#include "base/ids.h"
+#include "base/address_map.h"
 
 namespace kb {
 

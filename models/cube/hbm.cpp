@@ -1,4 +1,5 @@
 #include "models/cube/hbm.h"
+#include "models/common/clock.h"
 
 #include "models/common/payload_pool.h"
 
@@ -12,7 +13,7 @@ Hbm::Hbm(const sc_core::sc_module_name& name, const Topology& topo, std::uint64_
       socket("socket"),
       base_(base),
       wire_(std::string(this->name()) + ".wire",
-            LinkParams{topo.cube.hbm.bytes_per_cycle, topo.cube.hbm.latency_cycles}, topo.cycle()),
+            LinkParams{topo.cube.hbm.bytes_per_cycle, topo.cube.hbm.latency_cycles}, cycle_time(topo)),
       store_(topo.cube.hbm.capacity),
       responder_([this] { return socket.operator->(); },
                  [this](tlm::tlm_generic_payload& gp) { access(gp); }) {

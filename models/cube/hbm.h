@@ -12,8 +12,8 @@
 
 #include "models/common/link.h"
 #include "models/common/ports.h"
-#include "platform/memory_store.h"
-#include "platform/topology.h"
+#include "base/memory_store.h"
+#include "base/topology.h"
 
 namespace kb {
 

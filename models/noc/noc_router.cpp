@@ -1,4 +1,5 @@
 #include "models/noc/noc_router.h"
+#include "models/common/clock.h"
 
 #include "models/noc/route_record.h"
 
@@ -23,7 +24,7 @@ NocRouter::NocRouter(const sc_core::sc_module_name& name, const Topology& topo,
       y_(cube.value / topo.sip.mesh_x),
       mesh_x_(topo.sip.mesh_x),
       params_(topo.sip.noc),
-      cycle_(topo.cycle()) {
+      cycle_(cycle_time(topo)) {
   add_target("local_in");
   add_initiator("local_out");
   const bool present[4] = {y_ > 0, x_ + 1 < topo.sip.mesh_x, y_ + 1 < topo.sip.mesh_y, x_ > 0};

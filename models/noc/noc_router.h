@@ -9,8 +9,8 @@
 #include <optional>
 
 #include "models/common/at_router.h"
-#include "models/common/ids.h"
-#include "platform/address_map.h"
+#include "base/ids.h"
+#include "base/address_map.h"
 
 namespace kb {
 

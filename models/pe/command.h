@@ -8,7 +8,7 @@
 #include <systemc>
 #include <tlm>
 
-#include "platform/dtype.h"
+#include "base/dtype.h"
 
 namespace kb {
 

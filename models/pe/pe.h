@@ -1,7 +1,7 @@
 #pragma once
 // One PE: PeCpu -> PeScheduler -> {PeDma, PeGemm, PeMath, PeIpcq}, and PeTcm.
 // Outward it has the DMA's and the IPCQ's initiator sockets and the IPCQ mailbox.
-#include "models/common/ids.h"
+#include "base/ids.h"
 #include "models/pe/pe_cpu.h"
 #include "models/pe/pe_dma.h"
 #include "models/pe/pe_gemm.h"

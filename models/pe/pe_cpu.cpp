@@ -1,4 +1,5 @@
 #include "models/pe/pe_cpu.h"
+#include "models/common/clock.h"
 
 namespace kb {
 
@@ -6,7 +7,7 @@ PeCpu::PeCpu(const sc_core::sc_module_name& name, const Topology& topo, PeCoord 
     : sc_core::sc_module(name),
       port("port", [this](tlm::tlm_generic_payload& gp) { completed(gp); }),
       self_(self),
-      cycle_(topo.cycle()) {
+      cycle_(cycle_time(topo)) {
   SC_HAS_PROCESS(PeCpu);
   SC_THREAD(run);
 }

@@ -9,11 +9,11 @@
 
 #include <systemc>
 
-#include "models/common/ids.h"
+#include "base/ids.h"
 #include "models/common/payload_pool.h"
 #include "models/common/ports.h"
 #include "models/pe/command.h"
-#include "platform/topology.h"
+#include "base/topology.h"
 
 namespace kb {
 

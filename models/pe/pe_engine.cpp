@@ -1,4 +1,5 @@
 #include "models/pe/pe_engine.h"
+#include "models/common/clock.h"
 
 namespace kb {
 
@@ -9,7 +10,7 @@ PeEngine::PeEngine(const sc_core::sc_module_name& name, const Topology& topo, st
     : sc_core::sc_module(name),
       command("command"),
       topo_(topo),
-      cycle_(topo.cycle()),
+      cycle_(cycle_time(topo)),
       lanes_(lanes),
       responder_([this] { return command.operator->(); }),
       timer_(this, &PeEngine::on_timer) {

@@ -13,7 +13,7 @@
 #include "models/common/ports.h"
 #include "models/common/waveform.h"
 #include "models/pe/command.h"
-#include "platform/topology.h"
+#include "base/topology.h"
 
 namespace kb {
 

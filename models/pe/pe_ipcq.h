@@ -8,11 +8,11 @@
 
 #include <tlm_utils/simple_target_socket.h>
 
-#include "models/common/ids.h"
+#include "base/ids.h"
 #include "models/common/payload_pool.h"
 #include "models/common/ports.h"
 #include "models/pe/pe_engine.h"
-#include "platform/address_map.h"
+#include "base/address_map.h"
 
 namespace kb {
 

@@ -9,7 +9,7 @@
 #include <systemc>
 
 #include "models/pe/command.h"
-#include "platform/topology.h"
+#include "base/topology.h"
 
 namespace kb {
 

@@ -4,8 +4,8 @@
 // It only decodes (no time); the fabric hop holds the channel's port, so host traffic
 // contends with the PEs' own. Other addresses answer TLM_ADDRESS_ERROR_RESPONSE.
 #include "models/common/at_router.h"
-#include "models/common/ids.h"
-#include "platform/address_map.h"
+#include "base/ids.h"
+#include "base/address_map.h"
 
 namespace kb {
 

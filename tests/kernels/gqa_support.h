@@ -4,13 +4,13 @@
 
 #include <cmath>
 
-#include "kernels/gqa/decode_run.h"
+#include "workloads/gqa_decode/decode_run.h"
 
 namespace kb::test {
 
 // O within the tolerance of gqa::check_attention, and finite.
-inline void expect_attention_parity(const gqa::DecodeConfig& cfg, const gqa::AttentionInputs& in, const HostTensor& o) {
-  const gqa::NumericCheck c = gqa::check_attention(cfg, in, o);
+inline void expect_attention_parity(const gqa::AttentionShape& cfg, const gqa::AttentionInputs& in, const HostTensor& o) {
+  const workloads::Numerics c = gqa::check_attention(cfg, in, o);
   EXPECT_TRUE(c.pass) << "kernel error " << c.error << ", naive " << dtype_name(cfg.dtype) << " error "
                       << c.naive_error << ", tolerance " << c.tolerance;
   for (const float v : o.data) ASSERT_TRUE(std::isfinite(v));

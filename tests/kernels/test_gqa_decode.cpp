@@ -3,7 +3,7 @@
 
 #include <map>
 
-#include "kernels/gqa/decode_run.h"
+#include "workloads/gqa_decode/decode_run.h"
 #include "kernels/gqa/helpers.h"
 #include "tests/kernels/gqa_support.h"
 #include "tests/kernels/tl_support.h"
@@ -228,34 +228,36 @@ TEST(DecodeLevers, FourSipTimingRunAt128KCompletes) {
   EXPECT_EQ(m.rt.op_log().select("dma", "store").size(), 8u);
 }
 
+// The library names configuration fields, never the program's flags.
 TEST(DecodeErrors, BadConfigurationsAreRefused) {
   const Topology topo = test::topology("llama70b_4sip");
   auto msg = [&](DecodeConfig c) {
     try {
       gqa::validate(c, topo);
-    } catch (const std::invalid_argument& e) {
+    } catch (const workloads::ConfigError& e) {
+      EXPECT_EQ(std::string(e.what()).find("--"), std::string::npos) << e.what();
       return std::string(e.what());
     }
     return std::string("accepted");
   };
   DecodeConfig c;
   c.h_kv = 7;
-  EXPECT_EQ(msg(c), "--heads-q 64 is not a multiple of --heads-kv 7; GQA needs H_q = G * H_kv");
+  EXPECT_EQ(msg(c), "heads_q 64 is not a multiple of heads_kv 7; GQA needs H_q = G * H_kv");
   c = {};
   c.s = 0;
-  EXPECT_EQ(msg(c), "--seq-len 0: the context needs at least one position");
+  EXPECT_EQ(msg(c), "seq_len 0: the context needs at least one position");
   c = {};
   c.cubes = 3;
-  EXPECT_EQ(msg(c), "--cubes-per-group 3 is a 3x1 group, which does not tile the 4x4 cube mesh");
+  EXPECT_EQ(msg(c), "cubes_per_group 3 is a 3x1 group, which does not tile the 4x4 cube mesh");
   c = {};
   c.pes = 9;
-  EXPECT_EQ(msg(c), "--pes 9 is not allowed; a cube of this topology has 8 PEs");
+  EXPECT_EQ(msg(c), "pes 9 is not allowed; a cube of this topology has 8 PEs");
   c = {};
   c.devices = {SipId(0)};
   EXPECT_EQ(msg(c), "8 KV heads in groups of 8 cubes need 4 SIP(s); the run has 1");
   c = {};
   c.t_q = 40000;
-  EXPECT_EQ(msg(c), "--q-len 40000 is not allowed; allowed: 1 to the context length 32768");
+  EXPECT_EQ(msg(c), "q_len 40000 is not allowed; allowed: 1 to the context length 32768");
 }
 
 }  // namespace

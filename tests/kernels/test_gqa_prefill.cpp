@@ -6,7 +6,7 @@
 #include <set>
 
 #include "kernels/gqa/helpers.h"
-#include "kernels/gqa/prefill_run.h"
+#include "workloads/gqa_prefill/prefill_run.h"
 #include "tests/kernels/gqa_support.h"
 #include "tests/kernels/tl_support.h"
 
@@ -43,10 +43,10 @@ TEST_P(PrefillParity, MatchesFp64Reference) {
   const auto [s, t_q, layout, causal, dt] = GetParam();
   Machine m = one_sip(true);
   const PrefillConfig cfg = small(s, t_q, layout, causal, dt);
-  const auto in = gqa::AttentionInputs::random(cfg.as_attention(), 3);
+  const auto in = gqa::AttentionInputs::random(cfg.shape(), 3);
   const gqa::PrefillResult r = gqa::run_prefill(m.rt, cfg, &in);
   ASSERT_TRUE(r.o.has_value());
-  test::expect_attention_parity(cfg.as_attention(), in, *r.o);
+  test::expect_attention_parity(cfg.shape(), in, *r.o);
 }
 
 INSTANTIATE_TEST_SUITE_P(

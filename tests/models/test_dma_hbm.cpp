@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "models/sip/system.h"
-#include "platform/hbm_stream.h"
+#include "workloads/hbm_stream/hbm_stream.h"
 #include "tests/support.h"
 
 namespace kb {

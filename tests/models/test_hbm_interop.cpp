@@ -5,6 +5,7 @@
 #include <tlm_utils/simple_initiator_socket.h>
 
 #include "models/cube/hbm.h"
+#include "models/common/clock.h"
 #include "tests/support.h"
 
 namespace kb {
@@ -61,7 +62,7 @@ struct Bench {
   Hbm hbm{"hbm", topo, 0x1000'0000};
   PlainInitiator cpu{"cpu"};
   Bench() { cpu.socket.bind(hbm.socket); }
-  sc_time cycles(std::uint64_t n) const { return topo.cycle() * static_cast<double>(n); }
+  sc_time cycles(std::uint64_t n) const { return cycle_time(topo) * static_cast<double>(n); }
 };
 
 }  // namespace

@@ -9,8 +9,8 @@
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
 
-#include "kernels/gqa/decode_run.h"
-#include "kernels/gqa/prefill_run.h"
+#include "workloads/gqa_decode/decode_run.h"
+#include "workloads/gqa_prefill/prefill_run.h"
 #include "models/common/binding.h"
 #include "models/common/payload_pool.h"
 #include "models/common/protocol_monitor.h"

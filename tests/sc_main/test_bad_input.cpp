@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "platform/npy.h"
+#include "base/npy.h"
 #include "tests/sc_main/cli_support.h"
 
 namespace kb::test {

@@ -152,8 +152,8 @@ TEST(Cli, TlFlagsAreChecked) {
 
 }  // namespace kb
 
-#include "kernels/gqa/decode_run.h"
-#include "platform/npy.h"
+#include "workloads/gqa_decode/decode_run.h"
+#include "base/npy.h"
 
 namespace kb {
 
@@ -176,7 +176,7 @@ TEST(Cli, DecodeThroughNpyInputsAndOutputsMatchesTheReference) {
   EXPECT_NE(r.out.find(": PASS"), std::string::npos) << r.out;
   const HostTensor o = read_npy(dir + "/o.npy");
   EXPECT_EQ(o.shape, (Shape{16, 3, 128}));
-  const auto exact = reference::attention(gqa::reference_shape(c), in.q.data, in.k.data, in.v.data);
+  const auto exact = reference::attention(c.reference(), in.q.data, in.k.data, in.v.data);
   EXPECT_LT(reference::max_abs_error(o.data, exact), 2e-2);
   // A k.npy of the wrong shape is refused, naming the file and both shapes.
   write_npy(dir + "/k.npy", in.q);
@@ -215,7 +215,7 @@ TEST(Cli, PrefillThroughNpyMatchesTheReference) {
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find(": PASS"), std::string::npos) << r.out;
   const HostTensor o = read_npy(dir + "/o.npy");
-  const auto exact = reference::attention(gqa::reference_shape(shapes), in.q.data, in.k.data, in.v.data);
+  const auto exact = reference::attention(shapes.reference(), in.q.data, in.k.data, in.v.data);
   EXPECT_LT(reference::max_abs_error(o.data, exact), 2e-2);
 }
 

@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "platform/op_log.h"
+#include "base/op_log.h"
 #include "tests/sc_main/cli_support.h"
 
 // In kb::test, beside the program-running helpers of cli_support.h.

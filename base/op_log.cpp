@@ -1,0 +1,174 @@
+#include "base/op_log.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+#include <stdexcept>
+
+#include <nlohmann/json.hpp>
+
+namespace kb {
+
+std::uint64_t OpLog::append(OpRecord r) {
+  r.id = records_.size();
+  records_.push_back(std::move(r));
+  return records_.back().id;
+}
+
+void OpLog::group_by_pe(std::size_t first) {
+  // Sort positions, then move the records along the permutation's cycles: a large log
+  // is never copied whole (a stable_sort of the records would double its memory).
+  const std::size_t n = records_.size() - first;
+  std::vector<std::size_t> order(n);
+  for (std::size_t i = 0; i < n; ++i) order[i] = first + i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return records_[a].pe < records_[b].pe; });
+  std::vector<bool> placed(n, false);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (placed[i]) continue;
+    OpRecord held = std::move(records_[first + i]);
+    std::size_t at = i;
+    while (order[at] != first + i) {  // position `at` takes the record from order[at]
+      records_[first + at] = std::move(records_[order[at]]);
+      placed[at] = true;
+      at = order[at] - first;
+    }
+    records_[first + at] = std::move(held);
+    placed[at] = true;
+  }
+  for (std::size_t i = first; i < records_.size(); ++i) records_[i].id = i;
+}
+
+void OpLog::append_jsonl(const std::string& text) {
+  std::istringstream in(text);
+  auto coord = [](const std::string& s) {  // "sipS.cubeC.peP"
+    unsigned sip = 0, cube = 0, pe = 0;
+    if (std::sscanf(s.c_str(), "sip%u.cube%u.pe%u", &sip, &cube, &pe) != 3)
+      throw std::invalid_argument("op log: bad PE '" + s + "'");
+    return PeCoord{SipId(sip), CubeId(cube), PeId(pe)};
+  };
+  for (std::string line; std::getline(in, line);) {
+    const auto j = nlohmann::json::parse(line);
+    OpRecord r;
+    r.kernel = j.at("kernel");
+    r.pe = coord(j.at("pe"));
+    r.engine = j.at("engine");
+    r.kind = j.at("kind");
+    r.issue = j.at("issue");
+    r.start = j.at("start");
+    r.end = j.at("end");
+    r.bytes = j.at("bytes");
+    r.flops = j.at("flops");
+    if (const std::string peer = j.at("peer"); !peer.empty()) r.peer = coord(peer);
+    r.tag = j.at("tag");
+    r.hops = j.at("hops");
+    r.tensor = j.at("tensor");
+    r.shape = j.at("shape");
+    append(std::move(r));
+  }
+}
+
+std::uint64_t OpLog::bytes(const std::string& engine, const std::string& kind) const {
+  std::uint64_t n = 0;
+  for (const auto& r : records_)
+    if (r.engine == engine && (kind.empty() || r.kind == kind)) n += r.bytes;
+  return n;
+}
+
+std::uint64_t OpLog::bytes_of_tensor(const std::string& tensor) const {
+  std::uint64_t n = 0;
+  for (const auto& r : records_)
+    if (r.tensor == tensor && r.engine == "dma") n += r.bytes;
+  return n;
+}
+
+std::size_t OpLog::count(const std::string& kind) const {
+  return static_cast<std::size_t>(
+      std::count_if(records_.begin(), records_.end(), [&](const OpRecord& r) { return r.kind == kind; }));
+}
+
+std::vector<const OpRecord*> OpLog::select(const std::string& engine, const std::string& kind) const {
+  std::vector<const OpRecord*> out;
+  for (const auto& r : records_)
+    if (r.engine == engine && (kind.empty() || r.kind == kind)) out.push_back(&r);
+  return out;
+}
+
+std::vector<std::pair<std::uint64_t, std::uint64_t>> OpLog::busy(const PeCoord& pe,
+                                                                 const std::string& engine) const {
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> spans;
+  for (const auto& r : records_)
+    if (r.pe == pe && r.engine == engine && r.end > r.start) spans.emplace_back(r.start, r.end);
+  std::sort(spans.begin(), spans.end());
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> merged;
+  for (const auto& s : spans) {
+    if (!merged.empty() && s.first <= merged.back().second)
+      merged.back().second = std::max(merged.back().second, s.second);
+    else merged.push_back(s);
+  }
+  return merged;
+}
+
+std::uint64_t OpLog::last_end() const {
+  std::uint64_t t = 0;
+  for (const auto& r : records_) t = std::max(t, r.end);
+  return t;
+}
+
+std::map<std::string, std::uint64_t> OpLog::messages_per_link(std::uint32_t mesh_x) const {
+  std::map<std::string, std::uint64_t> links;
+  for (const auto& r : records_) {
+    if (r.kind != "send" || !r.peer) continue;
+    std::uint32_t at = r.pe.cube.value;
+    const std::uint32_t dst = r.peer->cube.value;
+    if (at == dst) ++links["cube" + std::to_string(at) + ".fabric"];
+    while (at != dst) {  // x first, then y
+      std::uint32_t next = at;
+      if (dst % mesh_x != at % mesh_x) next = dst % mesh_x > at % mesh_x ? at + 1 : at - 1;
+      else next = dst > at ? at + mesh_x : at - mesh_x;
+      ++links["cube" + std::to_string(at) + "->cube" + std::to_string(next)];
+      at = next;
+    }
+  }
+  return links;
+}
+
+namespace {
+std::string pe_text(const PeCoord& p) { return p.str(); }
+}  // namespace
+
+std::string OpLog::to_jsonl() const {
+  std::string out;
+  for (const auto& r : records_) {
+    nlohmann::ordered_json j = {{"id", r.id},         {"kernel", r.kernel}, {"pe", pe_text(r.pe)},
+                                {"engine", r.engine}, {"kind", r.kind},     {"issue", r.issue},
+                                {"start", r.start},   {"end", r.end},       {"bytes", r.bytes},
+                                {"flops", r.flops},   {"peer", r.peer ? pe_text(*r.peer) : ""},
+                                {"tag", r.tag},       {"hops", r.hops},     {"tensor", r.tensor},
+                                {"shape", r.shape}};
+    out += j.dump() + "\n";
+  }
+  return out;
+}
+
+std::string OpLog::to_csv() const {
+  std::ostringstream o;
+  o << "id,kernel,pe,engine,kind,issue,start,end,bytes,flops,peer,tag,hops,tensor,shape\n";
+  for (const auto& r : records_)
+    o << r.id << ',' << r.kernel << ',' << pe_text(r.pe) << ',' << r.engine << ',' << r.kind << ','
+      << r.issue << ',' << r.start << ',' << r.end << ',' << r.bytes << ',' << r.flops << ','
+      << (r.peer ? pe_text(*r.peer) : "") << ',' << r.tag << ',' << r.hops << ',' << r.tensor << ','
+      << r.shape << '\n';
+  return o.str();
+}
+
+std::uint64_t OpLog::hash() const {
+  std::uint64_t h = 1469598103934665603ull;
+  for (const unsigned char c : to_jsonl()) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+}  // namespace kb

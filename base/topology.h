@@ -1,0 +1,93 @@
+#pragma once
+// The typed, validated hardware description of an AHBM system (DESIGN §2).
+// Every hardware number of the simulator comes from here; none lives in code.
+#include <cstdint>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+
+namespace kb {
+
+// A point-to-point transfer resource: serialises bytes at its bandwidth and adds a latency.
+struct LinkParams {
+  std::uint64_t bytes_per_cycle = 0;
+  std::uint64_t latency_cycles = 0;
+};
+
+struct Topology {
+  std::string source;  // file the topology came from (or "<string>")
+  std::string name;
+
+  struct System {
+    std::uint32_t sips = 0;
+  } system;
+
+  struct Sip {
+    std::uint32_t mesh_x = 0;  // cubes per mesh row
+    std::uint32_t mesh_y = 0;  // cube rows
+    LinkParams noc;            // one mesh link per direction; latency is per hop
+  } sip;
+
+  struct Cube {
+    std::uint32_t pes = 0;
+    LinkParams fabric;  // intra-cube PE fabric (IPCQ, DMA to sibling channels)
+    struct Hbm {
+      std::uint64_t bytes_per_cycle = 0;
+      std::uint64_t latency_cycles = 0;
+      std::uint64_t capacity = 0;
+    } hbm;  // one channel per PE
+  } cube;
+
+  struct Pe {
+    double clock_hz = 0;
+    std::uint64_t tcm_bytes = 0;
+    struct Dma {
+      std::uint64_t burst_bytes = 0;
+      std::uint32_t outstanding = 0;  // bursts in flight per channel
+    } dma;
+    struct Gemm {
+      std::uint32_t rows = 0;  // R
+      std::uint32_t cols = 0;  // C
+    } gemm;
+    struct Math {
+      std::uint32_t lanes = 0;
+      std::map<std::string, std::uint64_t> cycles;  // per lane-op, by op name
+    } math;
+    struct Cpu {
+      std::map<std::string, std::uint64_t> issue_cycles;  // per tl op type
+    } cpu;
+  } pe;
+
+  // The op names the math and cpu tables must list (exactly these).
+  static const std::vector<std::string>& math_ops();
+  static const std::vector<std::string>& cpu_ops();
+
+  // Loads and validates a topology file; `sets` are "key.path=value" overrides.
+  // Throws TopologyError listing every problem; nothing of a bad file is returned.
+  static Topology load(const std::string& path, const std::vector<std::string>& sets = {});
+  static Topology parse(const std::string& yaml_text, const std::string& source_name,
+                        const std::vector<std::string>& sets = {});
+
+  // Derived quantities.
+  std::uint32_t cubes_per_sip() const { return sip.mesh_x * sip.mesh_y; }
+  std::uint32_t pes_per_sip() const { return cubes_per_sip() * cube.pes; }
+  std::uint32_t total_pes() const { return system.sips * pes_per_sip(); }
+  double hbm_bytes_per_second_per_sip() const;
+  double gemm_flops_per_second_per_sip() const;  // 2 FLOP per MAC
+};
+
+class TopologyError : public std::runtime_error {
+ public:
+  explicit TopologyError(std::vector<std::string> errors);
+  const std::vector<std::string>& errors() const { return errors_; }
+
+ private:
+  std::vector<std::string> errors_;
+};
+
+// The resolved topology with aggregates, as `kernbench topology show` prints it.
+std::string format_topology(const Topology& topo);
+
+}  // namespace kb

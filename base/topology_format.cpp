@@ -1,0 +1,61 @@
+#include <cstdio>
+#include <sstream>
+
+#include "base/topology.h"
+#include "base/units.h"
+
+namespace kb {
+namespace {
+
+std::string link_text(const LinkParams& l, const char* latency_word) {
+  return std::to_string(l.bytes_per_cycle) + "B/cycle, " + latency_word + " " +
+         std::to_string(l.latency_cycles) + " cycles";
+}
+
+std::string table_text(const std::map<std::string, std::uint64_t>& table) {
+  std::string s;
+  for (const auto& [op, c] : table) s += (s.empty() ? "" : ", ") + op + " " + std::to_string(c);
+  return s;
+}
+
+}  // namespace
+
+std::string format_topology(const Topology& t) {
+  std::ostringstream o;
+  char line[256];
+  o << "topology " << t.name << "  (" << t.source << ")\n";
+  o << "  system   " << t.system.sips << " SIP(s)\n";
+  o << "  sip      " << t.sip.mesh_x << "x" << t.sip.mesh_y << " cube mesh, NOC link "
+    << link_text(t.sip.noc, "per hop") << "\n";
+  o << "  cube     " << t.cube.pes << " PEs, fabric " << link_text(t.cube.fabric, "latency") << "\n";
+  o << "  hbm      per PE channel " << t.cube.hbm.bytes_per_cycle << "B/cycle, latency "
+    << t.cube.hbm.latency_cycles << " cycles, capacity " << units::format_bytes(t.cube.hbm.capacity)
+    << "\n";
+  o << "  pe       clock " << units::format_hertz(t.pe.clock_hz) << ", TCM "
+    << units::format_bytes(t.pe.tcm_bytes) << "\n";
+  o << "  dma      burst " << units::format_bytes(t.pe.dma.burst_bytes) << ", "
+    << t.pe.dma.outstanding << " outstanding bursts per channel\n";
+  o << "  gemm     " << t.pe.gemm.rows << "x" << t.pe.gemm.cols << " MAC array ("
+    << t.pe.gemm.rows * t.pe.gemm.cols << " MAC/cycle)\n";
+  o << "  math     " << t.pe.math.lanes << " lanes; cycles per lane-op: " << table_text(t.pe.math.cycles)
+    << "\n";
+  o << "  cpu      issue cycles: " << table_text(t.pe.cpu.issue_cycles) << "\n";
+  o << "aggregates\n";
+  std::snprintf(line, sizeof line, "  PEs               %u per SIP, %u total\n", t.pes_per_sip(),
+                t.total_pes());
+  o << line;
+  std::snprintf(line, sizeof line, "  HBM bandwidth     %.3f TB/s per SIP, %.3f TB/s total\n",
+                t.hbm_bytes_per_second_per_sip() / 1e12,
+                t.hbm_bytes_per_second_per_sip() * t.system.sips / 1e12);
+  o << line;
+  std::snprintf(line, sizeof line, "  GEMM peak (bf16)  %.1f TFLOP/s per SIP, %.1f TFLOP/s total\n",
+                t.gemm_flops_per_second_per_sip() / 1e12,
+                t.gemm_flops_per_second_per_sip() * t.system.sips / 1e12);
+  o << line;
+  std::snprintf(line, sizeof line, "  HBM capacity      %s per SIP\n",
+                units::format_bytes(t.cube.hbm.capacity * t.pes_per_sip()).c_str());
+  o << line;
+  return o.str();
+}
+
+}  // namespace kb

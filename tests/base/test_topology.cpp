@@ -1,0 +1,202 @@
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <regex>
+
+#include "base/topology.h"
+#include "models/common/clock.h"
+#include "tests/support.h"
+
+namespace kb {
+namespace {
+
+std::string read_default() {
+  std::ifstream in(test::source_path("topologies/llama70b_4sip.yaml"));
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// The errors a bad document produces (fails the test if it parses).
+std::vector<std::string> errors_of(const std::string& yaml, const std::vector<std::string>& sets = {}) {
+  try {
+    Topology::parse(yaml, "t.yaml", sets);
+  } catch (const TopologyError& e) {
+    return e.errors();
+  }
+  ADD_FAILURE() << "expected a TopologyError";
+  return {};
+}
+
+std::string replace(std::string text, const std::string& from, const std::string& to) {
+  const auto at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  return text.replace(at, from.size(), to);
+}
+
+}  // namespace
+
+TEST(Topology, DefaultFileHasTheDesignNumbers) {
+  const Topology t = test::topology("llama70b_4sip");
+  EXPECT_EQ(t.name, "llama70b_4sip");
+  EXPECT_EQ(t.system.sips, 4u);
+  EXPECT_EQ(t.sip.mesh_x, 4u);
+  EXPECT_EQ(t.sip.mesh_y, 4u);
+  EXPECT_EQ(t.cube.pes, 8u);
+  EXPECT_DOUBLE_EQ(t.pe.clock_hz, 1e9);
+  EXPECT_EQ(t.pe.tcm_bytes, 1u << 20);
+  EXPECT_EQ(t.cube.hbm.bytes_per_cycle, 64u);
+  EXPECT_EQ(t.cube.hbm.latency_cycles, 120u);
+  EXPECT_EQ(t.cube.hbm.capacity, 1ull << 30);
+  EXPECT_EQ(t.pe.dma.burst_bytes, 2048u);
+  EXPECT_EQ(t.pe.dma.outstanding, 8u);
+  EXPECT_EQ(t.pe.gemm.rows, 16u);
+  EXPECT_EQ(t.pe.gemm.cols, 64u);
+  EXPECT_EQ(t.pe.math.lanes, 128u);
+  EXPECT_EQ(t.pe.math.cycles.at("exp"), 4u);
+  EXPECT_EQ(t.pe.math.cycles.at("add"), 1u);
+  EXPECT_EQ(t.cube.fabric.bytes_per_cycle, 32u);
+  EXPECT_EQ(t.cube.fabric.latency_cycles, 16u);
+  EXPECT_EQ(t.sip.noc.bytes_per_cycle, 64u);
+  EXPECT_EQ(t.sip.noc.latency_cycles, 4u);
+  EXPECT_EQ(t.pe.cpu.issue_cycles.at("composite"), 8u);
+  for (const auto& op : Topology::cpu_ops()) EXPECT_GT(t.pe.cpu.issue_cycles.at(op), 0u) << op;
+}
+
+TEST(Topology, AggregatesOfTheDefaultMachine) {
+  const Topology t = test::topology("llama70b_4sip");
+  EXPECT_EQ(t.total_pes(), 512u);
+  EXPECT_EQ(t.pes_per_sip(), 128u);
+  EXPECT_DOUBLE_EQ(t.hbm_bytes_per_second_per_sip(), 128.0 * 64 * 1e9);  // ~8 TB/s
+  EXPECT_DOUBLE_EQ(t.gemm_flops_per_second_per_sip(), 2.0 * 128 * 1024 * 1e9);  // ~262 TFLOP/s
+  EXPECT_EQ(cycle_time(t), sc_core::sc_time(1, sc_core::SC_NS));
+  const std::string shown = format_topology(t);
+  EXPECT_NE(shown.find("512 total"), std::string::npos) << shown;
+  EXPECT_NE(shown.find("8.192 TB/s per SIP"), std::string::npos) << shown;
+  EXPECT_NE(shown.find("262.1 TFLOP/s per SIP"), std::string::npos) << shown;
+}
+
+TEST(Topology, SmallTestTopologiesLoad) {
+  const Topology small = test::topology("small_1sip_2x2x2");
+  EXPECT_EQ(small.total_pes(), 8u);
+  const Topology tiny = test::topology("tiny_2sip_4x1x1");
+  EXPECT_EQ(tiny.system.sips, 2u);
+  EXPECT_EQ(tiny.cubes_per_sip(), 4u);
+  EXPECT_EQ(tiny.pe.dma.outstanding, 2u);
+}
+
+TEST(Topology, SetOverridesAnyValue) {
+  const Topology t = test::topology("llama70b_4sip", {"pe.tcm=2MiB", "sip.noc.hop_latency=7cycles",
+                                                      "pe.math.cycles.exp=9"});
+  EXPECT_EQ(t.pe.tcm_bytes, 2u << 20);
+  EXPECT_EQ(t.sip.noc.latency_cycles, 7u);
+  EXPECT_EQ(t.pe.math.cycles.at("exp"), 9u);
+}
+
+TEST(Topology, UnknownKeyIsAnErrorListingTheValidKeys) {
+  const auto errs = errors_of(replace(read_default(), "  tcm: 1MiB", "  tcm: 1MiB\n  tcn: 2"));
+  ASSERT_EQ(errs.size(), 1u);
+  EXPECT_TRUE(std::regex_search(errs[0], std::regex(R"(^t\.yaml:\d+:3: pe\.tcn: unknown key 'tcn')")))
+      << errs[0];
+  EXPECT_NE(errs[0].find("valid keys here: clock, tcm, dma, gemm, math, cpu"), std::string::npos)
+      << errs[0];
+}
+
+TEST(Topology, BadValueNamesFileLineColumnValueAndWhatIsAllowed) {
+  const std::string yaml = replace(read_default(), "burst: 2KiB", "burst: 2KB/s");
+  const auto errs = errors_of(yaml);
+  ASSERT_EQ(errs.size(), 1u);
+  // burst is on line 24 of the default file, its value at column 12.
+  EXPECT_EQ(errs[0],
+            "t.yaml:24:12: pe.dma.burst: value '2KB/s' is not allowed; allowed: a size in bytes "
+            "from 16 to 1048576 (e.g. 2KiB, 1MiB or 4096)");
+}
+
+TEST(Topology, ZeroNegativeAndAbsurdValuesAreRefused) {
+  EXPECT_EQ(errors_of(replace(read_default(), "sips: 4", "sips: 0")).size(), 1u);
+  EXPECT_EQ(errors_of(replace(read_default(), "sips: 4", "sips: -2")).size(), 1u);
+  const auto mesh = errors_of(replace(read_default(), "{x: 4, y: 4}", "{x: 1000000000, y: 1000000000}"));
+  ASSERT_EQ(mesh.size(), 2u);
+  EXPECT_NE(mesh[0].find("sip.mesh.x: value '1000000000' is not allowed; allowed: a whole number from 1 to 16"),
+            std::string::npos) << mesh[0];
+  EXPECT_EQ(errors_of(replace(read_default(), "latency: 120cycles", "latency: 0cycles")).size(), 1u);
+  EXPECT_EQ(errors_of(replace(read_default(), "exp: 4", "exp: 0")).size(), 1u);  // cost 0 not allowed
+}
+
+TEST(Topology, MissingKeysAreEachReported) {
+  const auto errs = errors_of("name: x\nsystem: {sips: 1}\n");
+  ASSERT_EQ(errs.size(), 3u);
+  EXPECT_NE(errs[0].find("sip: required key 'sip' is missing"), std::string::npos) << errs[0];
+  EXPECT_NE(errs[1].find("cube: required key 'cube' is missing"), std::string::npos);
+  EXPECT_NE(errs[2].find("pe: required key 'pe' is missing"), std::string::npos);
+}
+
+TEST(Topology, MissingMathOpIsReported) {
+  const auto errs = errors_of(replace(read_default(), "exp: 4, ", ""));
+  ASSERT_EQ(errs.size(), 1u);
+  EXPECT_NE(errs[0].find("pe.math.cycles.exp: required key 'exp' is missing"), std::string::npos)
+      << errs[0];
+}
+
+TEST(Topology, MalformedYamlGivesLineAndColumn) {
+  const auto errs = errors_of("name: [x\nsip: 3\n");
+  ASSERT_EQ(errs.size(), 1u);
+  EXPECT_TRUE(std::regex_search(errs[0], std::regex(R"(^t\.yaml:\d+:\d+: malformed YAML)"))) << errs[0];
+}
+
+TEST(Topology, EmptyAndScalarDocumentsAreRefused) {
+  for (const char* doc : {"", "42", "- a\n- b\n"}) {
+    const auto errs = errors_of(doc);
+    ASSERT_EQ(errs.size(), 1u) << doc;
+    EXPECT_NE(errs[0].find("a topology must be a YAML map"), std::string::npos) << errs[0];
+  }
+}
+
+TEST(Topology, TruncatedFileIsRefused) {
+  const std::string full = read_default();
+  const auto errs = errors_of(full.substr(0, full.find("pe:")));
+  ASSERT_EQ(errs.size(), 1u);
+  EXPECT_NE(errs[0].find("pe: required key 'pe' is missing"), std::string::npos) << errs[0];
+}
+
+TEST(Topology, BinaryAndMissingFilesAreRefused) {
+  const std::string bin = testing::TempDir() + "/binary.yaml";
+  {
+    std::ofstream out(bin, std::ios::binary);
+    const char bytes[] = {'\x7f', 'E', 'L', 'F', '\0', '\x01', '\x02'};
+    out.write(bytes, sizeof bytes);
+  }
+  try {
+    Topology::load(bin);
+    FAIL() << "binary file accepted";
+  } catch (const TopologyError& e) {
+    EXPECT_NE(std::string(e.what()).find("not a text file"), std::string::npos) << e.what();
+  }
+  try {
+    Topology::load("/nonexistent/x.yaml");
+    FAIL() << "missing file accepted";
+  } catch (const TopologyError& e) {
+    EXPECT_EQ(std::string(e.what()), "/nonexistent/x.yaml: cannot open topology file");
+  }
+}
+
+TEST(Topology, BadSetsNameTheFlag) {
+  const std::string yaml = read_default();
+  auto errs = errors_of(yaml, {"sip.mesh.q=3"});
+  ASSERT_EQ(errs.size(), 1u);
+  EXPECT_EQ(errs[0], "--set sip.mesh.q=3: no key 'q' under 'sip.mesh'; valid keys there: x, y");
+  errs = errors_of(yaml, {"cube.hbm.latency=0"});
+  ASSERT_EQ(errs.size(), 1u);
+  EXPECT_EQ(errs[0].rfind("--set cube.hbm.latency=0: cube.hbm.latency: value '0' is not allowed", 0), 0u)
+      << errs[0];
+  errs = errors_of(yaml, {"no_equals_sign"});
+  ASSERT_EQ(errs.size(), 1u);
+  EXPECT_EQ(errs[0], "--set no_equals_sign: expected key.path=value");
+}
+
+TEST(Topology, CrossFieldRulesAreChecked) {
+  const auto errs = errors_of(read_default(), {"pe.dma.burst=1MiB", "pe.tcm=64KiB"});
+  ASSERT_EQ(errs.size(), 1u);
+  EXPECT_NE(errs[0].find("pe.dma.burst (1MiB) must not exceed pe.tcm (64KiB)"), std::string::npos)
+      << errs[0];
+}
+
+}  // namespace kb

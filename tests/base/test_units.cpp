@@ -1,0 +1,54 @@
+#include <gtest/gtest.h>
+
+#include "base/units.h"
+
+namespace kb::units {
+
+TEST(Units, BytesTakeBinaryAndDecimalPrefixes) {
+  EXPECT_EQ(parse_bytes("1MiB"), 1048576u);
+  EXPECT_EQ(parse_bytes("2KiB"), 2048u);
+  EXPECT_EQ(parse_bytes("1GiB"), 1ull << 30);
+  EXPECT_EQ(parse_bytes("4096"), 4096u);
+  EXPECT_EQ(parse_bytes("512B"), 512u);
+  EXPECT_EQ(parse_bytes("2 KB"), 2000u);
+}
+
+TEST(Units, BytesRejectNonsense) {
+  EXPECT_FALSE(parse_bytes(""));
+  EXPECT_FALSE(parse_bytes("MiB"));
+  EXPECT_FALSE(parse_bytes("-1"));
+  EXPECT_FALSE(parse_bytes("1.5MiB"));
+  EXPECT_FALSE(parse_bytes("3 parsecs"));
+  EXPECT_FALSE(parse_bytes("99999999999999999999"));  // overflows 64 bits
+  EXPECT_FALSE(parse_bytes("17000000TiB"));           // overflows after the multiplier
+}
+
+TEST(Units, BandwidthIsBytesPerCycle) {
+  EXPECT_EQ(parse_bytes_per_cycle("64B/cycle"), 64u);
+  EXPECT_EQ(parse_bytes_per_cycle("2KiB/cycle"), 2048u);
+  EXPECT_EQ(parse_bytes_per_cycle("32"), 32u);
+  EXPECT_FALSE(parse_bytes_per_cycle("64B/s"));
+  EXPECT_FALSE(parse_bytes_per_cycle("64B/"));
+}
+
+TEST(Units, CyclesAndHertz) {
+  EXPECT_EQ(parse_cycles("120cycles"), 120u);
+  EXPECT_EQ(parse_cycles("1 cycle"), 1u);
+  EXPECT_EQ(parse_cycles("4"), 4u);
+  EXPECT_FALSE(parse_cycles("4ns"));
+  EXPECT_DOUBLE_EQ(*parse_hertz("1GHz"), 1e9);
+  EXPECT_DOUBLE_EQ(*parse_hertz("1.5GHz"), 1.5e9);
+  EXPECT_DOUBLE_EQ(*parse_hertz("500MHz"), 5e8);
+  EXPECT_FALSE(parse_hertz("fast"));
+  EXPECT_FALSE(parse_hertz("1GB"));
+  EXPECT_FALSE(parse_hertz("."));
+}
+
+TEST(Units, FormatsBytesInTheLargestExactUnit) {
+  EXPECT_EQ(format_bytes(1048576), "1MiB");
+  EXPECT_EQ(format_bytes(2048), "2KiB");
+  EXPECT_EQ(format_bytes(1000), "1000B");
+  EXPECT_EQ(format_hertz(1e9), "1GHz");
+}
+
+}  // namespace kb::units

@@ -1,0 +1,62 @@
+#include "workloads/report.h"
+
+#include <sys/resource.h>
+
+#include "base/units.h"
+
+namespace kb::report {
+
+void shape_line(Lines& add, const nlohmann::json& k) {
+  const std::uint32_t h_q = k.at("heads_q"), h_kv = k.at("heads_kv");
+  add("  shape           H_q %u, H_kv %u (G %u), d %u, S %llu, T_q %u, %s, %s\n", h_q, h_kv, h_q / h_kv,
+      k.at("head_dim").get<std::uint32_t>(), k.at("seq_len").get<unsigned long long>(),
+      k.at("q_len").get<std::uint32_t>(), k.at("causal").get<bool>() ? "causal" : "not causal",
+      k.at("dtype").get<std::string>().c_str());
+}
+
+std::string span_text(const nlohmann::json& span) {
+  if (span.at("end") == 0) return "-";
+  return "[" + std::to_string(span.at("begin").get<std::uint64_t>()) + ", " +
+         std::to_string(span.at("end").get<std::uint64_t>()) + ")";
+}
+
+void simulated_line(Lines& add, const workloads::Result& r) {
+  add("  simulated       %llu cycles = %.3f us\n", static_cast<unsigned long long>(r.simulated_cycles),
+      r.simulated_seconds * 1e6);
+}
+
+std::string tail(const workloads::Result& r) {
+  Lines add;
+  if (r.numerics)
+    add("  numerics        max |O - O_fp64| = %.3g; naive %s attention: %.3g; tolerance %.3g: %s\n", r.numerics->error,
+        r.knobs.at("dtype").get<std::string>().c_str(), r.numerics->naive_error, r.numerics->tolerance,
+        r.numerics->pass ? "PASS" : "FAIL");
+  if (r.use) {
+    add("  utilisation     %-16s %-6s %7s %12s %12s   (busy: %% of the run, mean over the PEs that ran)\n", "where",
+        "engine", "busy", "bytes", "flops");
+    for (const UseRow& row : r.use->sips) {
+      const std::string where = row.where + " (" + std::to_string(row.pes) + " PEs)";
+      for (const auto& [engine, e] : row.engines) {
+        const double busy = r.use->cycles && row.pes ? 100.0 * static_cast<double>(e.busy_cycles) /
+                                                           (static_cast<double>(r.use->cycles) * row.pes)
+                                                     : 0;
+        add("                  %-16s %-6s %6.1f%% %12s %12.3g\n", where.c_str(), engine.c_str(), busy,
+            units::format_bytes(e.bytes).c_str(), static_cast<double>(e.flops));
+      }
+    }
+  }
+  const workloads::Wall& w = r.wall;
+  add("  wall time       elaboration %.3f s, simulation %.3f s, peak RSS %.1f MiB\n", w.elaboration_seconds,
+      w.simulation_seconds, static_cast<double>(w.peak_rss_kib) / 1024);
+  add("  simulator       %llu transactions, %.0f transactions/s\n", static_cast<unsigned long long>(w.transactions),
+      w.simulation_seconds > 0 ? static_cast<double>(w.transactions) / w.simulation_seconds : 0.0);
+  return add.text();
+}
+
+long peak_rss_kib() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_maxrss;
+}
+
+}  // namespace kb::report

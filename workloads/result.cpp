@@ -1,0 +1,200 @@
+#include "workloads/result.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace kb::workloads {
+
+using Json = nlohmann::json;
+
+namespace {
+
+const char* merge_name(Merge m) {
+  switch (m) {
+    case Merge::Same: return "same";
+    case Merge::Sum: return "sum";
+    case Merge::Max: return "max";
+    case Merge::Widen: return "widen";
+    case Merge::Derived: return "derived";
+  }
+  return "same";
+}
+
+Merge merge_of(const std::string& name) {
+  for (const Merge m : {Merge::Same, Merge::Sum, Merge::Max, Merge::Widen, Merge::Derived})
+    if (name == merge_name(m)) return m;
+  throw std::invalid_argument("unknown merge rule '" + name + "'");
+}
+
+// "ring.bytes" as a JSON pointer.
+Json::json_pointer pointer(const std::string& dotted) {
+  std::string p = "/" + dotted;
+  std::replace(p.begin(), p.end(), '.', '/');
+  return Json::json_pointer(p);
+}
+
+Json sum(const Json& a, const Json& b) {
+  if (a.is_number_unsigned() && b.is_number_unsigned()) return a.get<std::uint64_t>() + b.get<std::uint64_t>();
+  return a.get<double>() + b.get<double>();
+}
+
+Json widen(const Json& a, const Json& b) {
+  if (a.at("end") == 0) return b;
+  if (b.at("end") == 0) return a;
+  return {{"begin", std::min(a.at("begin").get<std::uint64_t>(), b.at("begin").get<std::uint64_t>())},
+          {"end", std::max(a.at("end").get<std::uint64_t>(), b.at("end").get<std::uint64_t>())}};
+}
+
+Json use_rows_json(const std::vector<UseRow>& rows, std::uint64_t cycles) {
+  Json out = Json::array();
+  for (const UseRow& row : rows) {
+    Json engines = Json::object();
+    for (const auto& [engine, e] : row.engines)
+      engines[engine] = {{"ops", e.ops},
+                         {"busy_cycles", e.busy_cycles},
+                         {"busy", cycles && row.pes ? static_cast<double>(e.busy_cycles) /
+                                                          (static_cast<double>(cycles) * row.pes)
+                                                    : 0.0},
+                         {"bytes", e.bytes},
+                         {"flops", e.flops}};
+    out.push_back({{"where", row.where}, {"pes", row.pes}, {"engines", engines}});
+  }
+  return out;
+}
+
+std::vector<UseRow> use_rows_of(const Json& rows) {
+  std::vector<UseRow> out;
+  for (const auto& r : rows) {
+    UseRow row{r.at("where"), r.at("pes"), {}};
+    for (const auto& [name, e] : r.at("engines").items())
+      row.engines[name] = {e.at("ops"), e.at("busy_cycles"), e.at("bytes"), e.at("flops")};
+    out.push_back(std::move(row));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string devices_text(const std::vector<SipId>& devices) {
+  std::string out;
+  for (const SipId d : devices) out += (out.empty() ? "" : ",") + std::to_string(d.value);
+  return out;
+}
+
+void Result::add(std::string name, Json value, Merge merge) {
+  for (Figure& f : figures)
+    if (f.name == name) {
+      f.value = std::move(value);
+      f.merge = merge;
+      return;
+    }
+  figures.push_back({std::move(name), std::move(value), merge});
+}
+
+bool Result::has(const std::string& name) const {
+  return std::any_of(figures.begin(), figures.end(), [&](const Figure& f) { return f.name == name; });
+}
+
+const Json& Result::figure(const std::string& name) const {
+  for (const Figure& f : figures)
+    if (f.name == name) return f.value;
+  throw std::out_of_range(workload + " result has no figure '" + name + "'");
+}
+
+Json Result::to_json() const {
+  Json j = {{"kernel", workload}, {"topology", {{"file", topology_file}, {"name", topology_name}}}, {"knobs", knobs}};
+  if (!mode.empty()) j["mode"] = mode;
+  j["devices"] = Json::array();
+  for (const SipId d : devices) j["devices"].push_back(d.value);
+  if (partial) {
+    j["partial"] = true;
+    j["stopped"] = stopped;
+    j["cycles_reached"] = cycles_reached;
+  } else {
+    j["simulated_cycles"] = simulated_cycles;
+    j["simulated_seconds"] = simulated_seconds;
+  }
+  Json rules = Json::object();
+  for (const Figure& f : figures) {
+    j[pointer(f.name)] = f.value;
+    rules[f.name] = merge_name(f.merge);
+  }
+  j["merge_rules"] = rules;
+  if (numerics)
+    j["numerics"] = {{"max_abs_error", numerics->error}, {"naive_error", numerics->naive_error},
+                     {"tolerance", numerics->tolerance}, {"pass", numerics->pass}, {"enforced", numerics->enforced}};
+  if (use)
+    j["utilisation"] = {{"cycles", use->cycles},
+                        {"sips", use_rows_json(use->sips, use->cycles)},
+                        {"cubes", use_rows_json(use->cubes, use->cycles)}};
+  j["wall"] = {{"elaboration_seconds", wall.elaboration_seconds}, {"simulation_seconds", wall.simulation_seconds},
+               {"peak_rss_kib", wall.peak_rss_kib}, {"transactions", wall.transactions}};
+  return j;
+}
+
+Result Result::from_json(const Json& j) {
+  Result r;
+  r.workload = j.at("kernel");
+  r.topology_file = j.at("topology").at("file");
+  r.topology_name = j.at("topology").at("name");
+  r.knobs = j.at("knobs");
+  r.mode = j.value("mode", "");
+  for (const auto& d : j.at("devices")) r.devices.emplace_back(d.get<std::uint32_t>());
+  r.partial = j.value("partial", false);
+  if (r.partial) {
+    r.stopped = j.at("stopped");
+    r.cycles_reached = j.at("cycles_reached");
+  } else {
+    r.simulated_cycles = j.at("simulated_cycles");
+    r.simulated_seconds = j.at("simulated_seconds");
+  }
+  for (const auto& [name, rule] : j.at("merge_rules").items())
+    r.figures.push_back({name, j.at(pointer(name)), merge_of(rule.get<std::string>())});
+  if (j.contains("numerics")) {
+    const Json& n = j["numerics"];
+    r.numerics = Numerics{n.at("max_abs_error"), n.at("naive_error"), n.at("tolerance"), n.at("pass"),
+                          n.at("enforced")};
+  }
+  if (j.contains("utilisation")) {
+    const Json& u = j["utilisation"];
+    r.use = Utilisation{u.at("cycles"), use_rows_of(u.at("sips")), use_rows_of(u.at("cubes"))};
+  }
+  const Json& w = j.at("wall");
+  r.wall = {w.at("elaboration_seconds"), w.at("simulation_seconds"), w.at("peak_rss_kib"), w.at("transactions")};
+  return r;
+}
+
+Result Result::merge(const std::vector<Result>& parts) {
+  if (parts.empty()) throw std::invalid_argument("a merge needs at least one part");
+  Result m = parts.front();
+  m.figures.clear();
+  m.wall = {};
+  if (m.use) m.use = Utilisation{};
+  for (const Result& p : parts) {
+    m.simulated_cycles = std::max(m.simulated_cycles, p.simulated_cycles);
+    m.simulated_seconds = std::max(m.simulated_seconds, p.simulated_seconds);
+    for (const Figure& f : p.figures) {
+      if (f.merge == Merge::Derived) continue;
+      const auto it = std::find_if(m.figures.begin(), m.figures.end(), [&](const Figure& g) { return g.name == f.name; });
+      if (it == m.figures.end()) {
+        m.figures.push_back(f);
+        continue;
+      }
+      Json& v = it->value;
+      if (f.merge == Merge::Sum) v = sum(v, f.value);
+      else if (f.merge == Merge::Max) v = std::max(v, f.value);
+      else if (f.merge == Merge::Widen) v = widen(v, f.value);
+    }
+    m.wall.elaboration_seconds = std::max(m.wall.elaboration_seconds, p.wall.elaboration_seconds);
+    m.wall.peak_rss_kib = std::max(m.wall.peak_rss_kib, p.wall.peak_rss_kib);
+    m.wall.transactions += p.wall.transactions;
+    if (m.use && p.use) {
+      m.use->sips.insert(m.use->sips.end(), p.use->sips.begin(), p.use->sips.end());
+      m.use->cubes.insert(m.use->cubes.end(), p.use->cubes.begin(), p.use->cubes.end());
+    }
+  }
+  if (m.use) m.use->cycles = m.simulated_cycles;
+  return m;
+}
+
+}  // namespace kb::workloads

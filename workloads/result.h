@@ -1,0 +1,82 @@
+#pragma once
+// The one result schema of every workload: what `run` prints, what `--json` writes, what
+// a part of a split run (`--jobs`, MPI) hands its parent, and what a bench row holds.
+// A workload's own figures are named values with a rule for merging the parts of a run
+// split by SIP; the common fields (latency, numerics, utilisation, wall time) merge the
+// same way for every workload.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "base/ids.h"
+#include "platform/utilisation.h"
+
+namespace kb::workloads {
+
+// How the parts' values of a figure combine.
+enum class Merge : std::uint8_t {
+  Same,     // every part computes the same value (a property of the whole run)
+  Sum,      // counts and totals
+  Max,      // the largest part's
+  Widen,    // a span {begin, end}: the smallest begin, the largest end
+  Derived,  // recomputed from the other figures after the merge (Workload::derive)
+};
+
+struct Figure {
+  std::string name;  // dotted names nest in JSON: "ring.bytes" -> {"ring": {"bytes": ...}}
+  nlohmann::json value;
+  Merge merge = Merge::Same;
+};
+
+// A data-mode output against the fp64 reference, with the FlashAttention-style tolerance:
+// at most twice the error of the naive computation in the storage dtype, plus 1e-5.
+struct Numerics {
+  double error = 0, naive_error = 0, tolerance = 0;
+  bool pass = false;
+  bool enforced = false;  // a failed check fails the run
+};
+
+struct Wall {
+  double elaboration_seconds = 0, simulation_seconds = 0;
+  long peak_rss_kib = 0;
+  std::uint64_t transactions = 0;  // modelled: engine commands + HBM accesses
+};
+
+struct Result {
+  std::string workload;
+  std::string topology_file, topology_name;
+  std::string mode;            // "timing" or "data"; empty for workloads without a mode
+  nlohmann::json knobs;        // the resolved configuration
+  std::vector<SipId> devices;  // the SIPs the run used
+  std::uint64_t simulated_cycles = 0;
+  double simulated_seconds = 0;
+  std::vector<Figure> figures;
+  std::optional<Numerics> numerics;
+  std::optional<Utilisation> use;
+  Wall wall;
+  // A run stopped at a limit: what it reached, and no figures.
+  bool partial = false;
+  std::string stopped;
+  std::uint64_t cycles_reached = 0;
+
+  void add(std::string name, nlohmann::json value, Merge merge);
+  bool has(const std::string& name) const;
+  const nlohmann::json& figure(const std::string& name) const;  // throws std::out_of_range
+  double number(const std::string& name) const { return figure(name).get<double>(); }
+  std::uint64_t count(const std::string& name) const { return figure(name).get<std::uint64_t>(); }
+
+  nlohmann::json to_json() const;
+  static Result from_json(const nlohmann::json& j);
+  // The parts of a run split by SIP, in device order: the latency is the slowest part's,
+  // figures merge by their rule (Derived ones are left for Workload::derive),
+  // utilisation rows concatenate, wall time takes the largest elaboration and memory.
+  static Result merge(const std::vector<Result>& parts);
+};
+
+// "0,1,3": SIP numbers as --devices takes them.
+std::string devices_text(const std::vector<SipId>& devices);
+
+}  // namespace kb::workloads

@@ -1,0 +1,135 @@
+#pragma once
+// The workload interface. A workload is what `kernbench run --kernel NAME` runs: it
+// declares the configuration fields it reads (its knobs), turns their values into a job
+// configured for a topology, runs the job into a Result (workloads/result.h) and writes
+// the report's lines from a Result alone, so a merged result reports like a whole one.
+// Workloads are listed in workloads/list.h.
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "base/dtype.h"
+#include "base/topology.h"
+#include "platform/runtime_context.h"
+#include "workloads/result.h"
+
+namespace kb::workloads {
+
+// A configuration problem, in the library's terms. The text writes configuration fields
+// as {field}: what() reads "seq_len 0: ...", and the program shows its own name for the
+// field ("--seq-len 0: ..."). A usage error is a value that does not parse or knobs that
+// contradict each other; otherwise the value parses but does not fit (the machine, the
+// shapes, the files).
+class ConfigError : public std::invalid_argument {
+ public:
+  ConfigError(const std::string& text, bool usage = false);
+  const std::string& text() const { return text_; }
+  bool usage() const { return usage_; }
+  // The text with each {field} replaced by name(field).
+  template <class Name>
+  std::string render(Name name) const {
+    std::string out;
+    for (std::size_t i = 0; i < text_.size(); ++i) {
+      const std::size_t close = text_[i] == '{' ? text_.find('}', i) : std::string::npos;
+      if (close == std::string::npos) {
+        out += text_[i];
+        continue;
+      }
+      out += name(text_.substr(i + 1, close - i - 1));
+      i = close;
+    }
+    return out;
+  }
+
+ private:
+  std::string text_;
+  bool usage_;
+};
+
+// One configuration field a workload reads.
+struct Knob {
+  std::string field;     // e.g. "seq_len"
+  std::string fallback;  // the value when it is not given ("" for none; a switch is off)
+  std::string help;
+  bool is_switch = false;
+};
+
+// Knobs read together; several workloads may read one set (the attention shape).
+struct KnobSet {
+  std::string name;
+  std::vector<Knob> knobs;
+};
+
+// The values of a run's knobs: given ones, and the fallbacks of the rest.
+class Values {
+ public:
+  void set(const std::string& field, std::string text, bool given);
+  bool given(const std::string& field) const { return given_.count(field) > 0; }
+  const std::string& text(const std::string& field) const;
+  bool on(const std::string& field) const { return text(field) == "true"; }
+  // A whole number in [lo, hi]; a usage ConfigError otherwise.
+  std::uint64_t count(const std::string& field, std::uint64_t lo, std::uint64_t hi) const;
+  std::uint32_t count32(const std::string& field, std::uint32_t lo, std::uint32_t hi) const {
+    return static_cast<std::uint32_t>(count(field, lo, hi));
+  }
+
+ private:
+  std::map<std::string, std::string> texts_;
+  std::set<std::string> given_;
+};
+
+// What the program decides for every workload of a run.
+struct Setup {
+  const Topology* topo = nullptr;
+  std::vector<SipId> devices;   // the SIPs the run uses
+  std::vector<SipId> simulate;  // those this process simulates (a split run's part); empty: all
+  bool data = false;            // data mode
+};
+
+// A workload configured for a run.
+class Job {
+ public:
+  virtual ~Job() = default;
+  // Lines the program prints before it simulates (choices made for the user).
+  virtual std::vector<std::string> notes() const { return {}; }
+  // Whether the job simulates values (data mode), given the program's --data.
+  virtual bool data_mode(bool asked) const { return asked; }
+  // Runs on a fresh runtime of the setup's system; fills the workload's figures (and
+  // numerics), not the common fields the program measures (utilisation, wall time).
+  virtual Result run(RuntimeContext& rt) = 0;
+};
+
+class Workload {
+ public:
+  virtual ~Workload() = default;
+  virtual std::string name() const = 0;
+  virtual std::string summary() const = 0;
+  virtual std::vector<const KnobSet*> knobs() const = 0;
+  // tl kernels have an op log, a timeline, data mode and run limits; others drive the
+  // models directly.
+  virtual bool tl() const { return true; }
+  // The run can be split by SIP over processes (--jobs, MPI).
+  virtual bool splits_by_sip() const { return false; }
+  // Throws ConfigError naming the fields.
+  virtual std::unique_ptr<Job> configure(const Values& values, const Setup& setup) const = 0;
+  // Fills the Derived figures from the others (after a run and after a merge).
+  virtual void derive(Result& r) const { (void)r; }
+  // The report's lines from the first through the workload's own; the program adds the
+  // numerics, utilisation and wall-time lines.
+  virtual std::string report(const Result& r, const Topology& topo) const = 0;
+};
+
+// dtype and seed: how tl workloads store values and seed their random inputs.
+const KnobSet& storage_knobs();
+DType dtype_of(const Values& v);
+std::uint32_t seed_of(const Values& v);
+
+// Every workload, in the order of workloads/list.h.
+const std::vector<const Workload*>& registry();
+const Workload* find(const std::string& name);  // nullptr if none has that name
+
+}  // namespace kb::workloads
