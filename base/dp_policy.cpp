@@ -40,9 +40,10 @@ GroupShape group_shape(std::uint32_t cubes) {
 std::vector<CubeId> group_cubes(const Topology& topo, std::uint32_t cube_start, std::uint32_t cubes) {
   if (cubes == 0) throw std::invalid_argument("a CUBE Group needs at least one cube");
   const GroupShape g = group_shape(cubes);
-  const std::uint32_t mx = topo.sip.mesh_x, my = topo.sip.mesh_y;
-  const std::uint32_t x0 = cube_start % mx, y0 = cube_start / mx;
-  if (cube_start >= mx * my || x0 + g.w > mx || y0 + g.h > my)
+  const Mesh mesh = topo.mesh();
+  const std::uint32_t mx = mesh.width(), my = mesh.height();
+  const MeshPos p0 = mesh.pos(CubeId(cube_start));
+  if (cube_start >= mesh.cubes() || p0.x + g.w > mx || p0.y + g.h > my)
     throw std::invalid_argument("a group of " + std::to_string(cubes) + " cubes is a " +
                                 std::to_string(g.w) + "x" + std::to_string(g.h) +
                                 " rectangle; from cube " + std::to_string(cube_start) +
@@ -50,7 +51,7 @@ std::vector<CubeId> group_cubes(const Topology& topo, std::uint32_t cube_start, 
                                 std::to_string(my) + " mesh");
   std::vector<CubeId> out;
   for (std::uint32_t y = 0; y < g.h; ++y)
-    for (std::uint32_t x = 0; x < g.w; ++x) out.emplace_back((y0 + y) * mx + x0 + x);
+    for (std::uint32_t x = 0; x < g.w; ++x) out.push_back(mesh.id({p0.x + x, p0.y + y}));
   return out;
 }
 

@@ -1,5 +1,5 @@
 #pragma once
-// Placement of device tensors over a CUBE Group (DESIGN §5, §8).
+// Placement of device tensors over a CUBE Group (docs/tl.md, Placement).
 // A group of C cubes is a rectangle of the SIP mesh, as square as possible with
 // width >= height (1 -> 1x1, 2 -> 2x1, 4 -> 2x2, 8 -> 4x2, 16 -> 4x4); cube_start is its
 // top-left cube and its cubes are enumerated row-major inside the rectangle. Along each

@@ -115,26 +115,36 @@ std::uint64_t OpLog::last_end() const {
   return t;
 }
 
-std::map<std::string, std::uint64_t> OpLog::messages_per_link(std::uint32_t mesh_x) const {
+std::map<std::string, std::uint64_t> OpLog::messages_per_link(const Mesh& mesh) const {
   std::map<std::string, std::uint64_t> links;
   for (const auto& r : records_) {
     if (r.kind != "send" || !r.peer) continue;
-    std::uint32_t at = r.pe.cube.value;
-    const std::uint32_t dst = r.peer->cube.value;
-    if (at == dst) ++links["cube" + std::to_string(at) + ".fabric"];
-    while (at != dst) {  // x first, then y
-      std::uint32_t next = at;
-      if (dst % mesh_x != at % mesh_x) next = dst % mesh_x > at % mesh_x ? at + 1 : at - 1;
-      else next = dst > at ? at + mesh_x : at - mesh_x;
-      ++links["cube" + std::to_string(at) + "->cube" + std::to_string(next)];
-      at = next;
+    const CubeId src = r.pe.cube, dst = r.peer->cube;
+    if (src == dst) ++links["cube" + std::to_string(src.value) + ".fabric"];
+    for (const CubeId at : mesh.xy_path(src, dst)) {
+      const CubeId next = *mesh.neighbour(at, *mesh.xy_step(at, dst));
+      ++links["cube" + std::to_string(at.value) + "->cube" + std::to_string(next.value)];
     }
   }
   return links;
 }
 
 namespace {
+
 std::string pe_text(const PeCoord& p) { return p.str(); }
+
+// A CSV field (RFC 4180): quoted, with quotes doubled, when it holds a comma, a quote
+// or a line break ("[64, 64]" does).
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
+  std::string out = "\"";
+  for (const char c : text) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + '"';
+}
+
 }  // namespace
 
 std::string OpLog::to_jsonl() const {
@@ -151,14 +161,15 @@ std::string OpLog::to_jsonl() const {
   return out;
 }
 
+
 std::string OpLog::to_csv() const {
   std::ostringstream o;
   o << "id,kernel,pe,engine,kind,issue,start,end,bytes,flops,peer,tag,hops,tensor,shape\n";
   for (const auto& r : records_)
-    o << r.id << ',' << r.kernel << ',' << pe_text(r.pe) << ',' << r.engine << ',' << r.kind << ','
-      << r.issue << ',' << r.start << ',' << r.end << ',' << r.bytes << ',' << r.flops << ','
-      << (r.peer ? pe_text(*r.peer) : "") << ',' << r.tag << ',' << r.hops << ',' << r.tensor << ','
-      << r.shape << '\n';
+    o << r.id << ',' << csv_field(r.kernel) << ',' << pe_text(r.pe) << ',' << csv_field(r.engine) << ','
+      << csv_field(r.kind) << ',' << r.issue << ',' << r.start << ',' << r.end << ',' << r.bytes << ',' << r.flops
+      << ',' << (r.peer ? pe_text(*r.peer) : "") << ',' << r.tag << ',' << r.hops << ',' << csv_field(r.tensor) << ','
+      << csv_field(r.shape) << '\n';
   return o.str();
 }
 

@@ -1,5 +1,5 @@
 #pragma once
-// The op log (DESIGN §7): one record per tl op, in issue order. Tests read it to verify
+// The op log (docs/tl.md): one record per tl op, in issue order. Tests read it to verify
 // the kernels' levers; it is written as JSON lines or CSV.
 #include <cstdint>
 #include <map>
@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "base/ids.h"
+#include "base/mesh.h"
 
 namespace kb {
 
@@ -51,9 +52,9 @@ class OpLog {
   std::vector<std::pair<std::uint64_t, std::uint64_t>> busy(const PeCoord& pe,
                                                             const std::string& engine) const;
   std::uint64_t last_end() const;
-  // Messages sent over each link, by XY routing on a mesh `mesh_x` cubes wide: mesh
-  // links are named "cubeA->cubeB", a cube's fabric "cubeA.fabric".
-  std::map<std::string, std::uint64_t> messages_per_link(std::uint32_t mesh_x) const;
+  // Messages sent over each link, by XY routing on `mesh`: mesh links are named
+  // "cubeA->cubeB", a cube's fabric "cubeA.fabric".
+  std::map<std::string, std::uint64_t> messages_per_link(const Mesh& mesh) const;
 
   std::string to_jsonl() const;
   std::string to_csv() const;

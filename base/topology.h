@@ -1,11 +1,13 @@
 #pragma once
-// The typed, validated hardware description of an AHBM system (DESIGN §2).
+// The typed, validated hardware description of an AHBM system (docs/topology.md).
 // Every hardware number of the simulator comes from here; none lives in code.
 #include <cstdint>
 #include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "base/mesh.h"
 
 
 namespace kb {
@@ -16,31 +18,33 @@ struct LinkParams {
   std::uint64_t latency_cycles = 0;
 };
 
+// Each part's parameters are a *Spec: the SystemC modules that model the part carry the
+// plain names (System, Sip, Cube, Hbm, Pe).
 struct Topology {
   std::string source;  // file the topology came from (or "<string>")
   std::string name;
 
-  struct System {
+  struct SystemSpec {
     std::uint32_t sips = 0;
   } system;
 
-  struct Sip {
+  struct SipSpec {
     std::uint32_t mesh_x = 0;  // cubes per mesh row
     std::uint32_t mesh_y = 0;  // cube rows
     LinkParams noc;            // one mesh link per direction; latency is per hop
   } sip;
 
-  struct Cube {
+  struct CubeSpec {
     std::uint32_t pes = 0;
     LinkParams fabric;  // intra-cube PE fabric (IPCQ, DMA to sibling channels)
-    struct Hbm {
+    struct HbmSpec {
       std::uint64_t bytes_per_cycle = 0;
       std::uint64_t latency_cycles = 0;
       std::uint64_t capacity = 0;
     } hbm;  // one channel per PE
   } cube;
 
-  struct Pe {
+  struct PeSpec {
     double clock_hz = 0;
     std::uint64_t tcm_bytes = 0;
     struct Dma {
@@ -71,6 +75,7 @@ struct Topology {
                         const std::vector<std::string>& sets = {});
 
   // Derived quantities.
+  Mesh mesh() const { return Mesh(sip.mesh_x, sip.mesh_y); }
   std::uint32_t cubes_per_sip() const { return sip.mesh_x * sip.mesh_y; }
   std::uint32_t pes_per_sip() const { return cubes_per_sip() * cube.pes; }
   std::uint32_t total_pes() const { return system.sips * pes_per_sip(); }

@@ -1,5 +1,7 @@
 #include "base/units.h"
 
+#include <charconv>
+
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -117,6 +119,12 @@ std::string format_hertz(double hz) {
   else if (hz >= 1e6) std::snprintf(buf, sizeof buf, "%gMHz", hz / 1e6);
   else std::snprintf(buf, sizeof buf, "%gHz", hz);
   return buf;
+}
+
+std::string format_seconds(double seconds) {
+  char buf[512];
+  const auto r = std::to_chars(buf, buf + sizeof buf, seconds, std::chars_format::fixed);
+  return r.ec == std::errc() ? std::string(buf, r.ptr) : std::to_string(seconds);
 }
 
 }  // namespace kb::units

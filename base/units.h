@@ -20,5 +20,8 @@ std::optional<std::uint64_t> parse_count(const std::string& text);
 // Human-readable forms for reports.
 std::string format_bytes(std::uint64_t bytes);
 std::string format_hertz(double hz);
+// Seconds in the shortest fixed-point form that reads back as the same number: 0.5,
+// 2000000, 0.000001.
+std::string format_seconds(double seconds);
 
 }  // namespace kb::units

@@ -211,12 +211,12 @@ void RuntimeContext::simulate_device(SipId device, const std::vector<std::pair<P
     if (options_.timeout_seconds > 0 &&
         std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start_).count() >=
             options_.timeout_seconds)
-      stop("the --timeout of " + std::to_string(options_.timeout_seconds).substr(0, 6) + " s of wall time");
+      stop("the limit of " + units::format_seconds(options_.timeout_seconds) + " s of wall time");
     // Up to the next event at least (so every call makes progress), never past the limit;
     // on starvation sc_start returns at the last event, so the time stays exact.
     const sc_core::sc_time next = sc_core::sc_time_to_pending_activity();
     if (sc_core::sc_time_stamp() + next > limit)
-      stop("the --max-sim-time limit of " + std::to_string(options_.max_cycles) + " cycles");
+      stop("the limit of " + std::to_string(options_.max_cycles) + " simulated cycles");
     sc_core::sc_start(std::min(std::max(slice, next), limit - sc_core::sc_time_stamp()), sc_core::SC_EXIT_ON_STARVATION);
   }
 }

@@ -1,5 +1,5 @@
 #pragma once
-// The host runtime (DESIGN §5): places tensors in HBM (untimed host deploy), launches
+// The host runtime (docs/tl.md): places tensors in HBM (untimed host deploy), launches
 // kernels SPMD on the PEs of a device, runs the simulation and reads results back.
 #include <chrono>
 #include <functional>

@@ -50,8 +50,9 @@ std::string chrome_trace(const OpLog& log, const Topology& topo) {
     int tid = 0;
     for (auto& [t, id] : ts) {
       id = ++tid;
-      const std::string name = "cube(" + std::to_string(t.cube % topo.sip.mesh_x) + "," +
-                               std::to_string(t.cube / topo.sip.mesh_x) + ").pe" + std::to_string(t.pe) + "." + t.engine;
+      const MeshPos at = topo.mesh().pos(CubeId(t.cube));
+      const std::string name = "cube(" + std::to_string(at.x) + "," + std::to_string(at.y) + ").pe" +
+                               std::to_string(t.pe) + "." + t.engine;
       emit({{"ph", "M"}, {"name", "thread_name"}, {"pid", sip}, {"tid", id}, {"args", {{"name", name}}}});
       emit({{"ph", "M"}, {"name", "thread_sort_index"}, {"pid", sip}, {"tid", id}, {"args", {{"sort_index", id}}}});
     }

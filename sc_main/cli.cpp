@@ -187,7 +187,7 @@ int cmd_run(const std::vector<std::string>& args) {
        "split the run by SIP over N processes (timing mode, workloads that split by SIP); same results");
   // The workloads' knobs, each once, with the workloads that read it.
   const KnobIndex index;
-  po::options_description knob_opts("workload knobs (the workloads that read each are in brackets)");
+  po::options_description knob_opts("workload knobs (the workloads that read each are in brackets)", 120, 60);
   for (const std::string& field : index.order) {
     const auto& e = index.by_field.at(field);
     const std::string help = e.knob.help + " [" + joined(e.readers) + "]";

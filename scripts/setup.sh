@@ -5,7 +5,7 @@ set -euo pipefail
 packages=(
   build-essential cmake pkg-config
   libsystemc-dev libyaml-cpp-dev libboost-program-options-dev
-  libgtest-dev nlohmann-json3-dev libeigen3-dev
+  libgtest-dev nlohmann-json3-dev libeigen3-dev libcsv-dev
   libopenmpi-dev openmpi-bin
   "$@"
 )

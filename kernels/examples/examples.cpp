@@ -64,9 +64,12 @@ void row_softmax(tl::Ctx& tl, DeviceTensor x, DeviceTensor y, std::uint32_t m_ti
     const tl::Tensor xt = next;
     if (i + 1 < tiles.size()) next = tl.load(x, tiles[i + 1], &buf[(i + 1) % 2]);
     const tl::Tensor row_max = tl.max(xt, 1);
-    const tl::Tensor e = tl.exp(tl.sub(xt, row_max));
-    const tl::Tensor out = tl.div(e, tl.sum(e, 1));
-    tl.store(y, tiles[i], y.dtype() == DType::fp32 ? out : tl.cast(out, y.dtype()));
+    const tl::Tensor shifted = tl.sub(xt, row_max);
+    const tl::Tensor e = tl.exp(shifted);
+    const tl::Tensor row_sum = tl.sum(e, 1);
+    const tl::Tensor out = tl.div(e, row_sum);
+    const tl::Tensor stored = y.dtype() == DType::fp32 ? out : tl.cast(out, y.dtype());
+    tl.store(y, tiles[i], stored);
   }
 }
 

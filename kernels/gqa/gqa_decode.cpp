@@ -35,7 +35,8 @@ struct Rank {
 
 // A [rows, cols] view of the first rows*cols elements of a flat [N, 1] buffer.
 tl::Tensor block(tl::Ctx& tl, const tl::Tensor& flat, std::uint32_t rows, std::uint32_t cols) {
-  return tl.view(tl.rows(flat, 0, rows * cols), {rows, cols});
+  const tl::Tensor head = tl.rows(flat, 0, rows * cols);
+  return tl.view(head, {rows, cols});
 }
 
 // Scores of one tile, scaled and (for the tiles that reach past the first query
@@ -43,18 +44,23 @@ tl::Tensor block(tl::Ctx& tl, const tl::Tensor& flat, std::uint32_t rows, std::u
 tl::Tensor scaled_scores(tl::Ctx& tl, const Rank& r, const tl::Tensor& raw, const RowRange& tile) {
   tl::Tensor s = tl.mul(raw, r.p.scale);
   const std::int64_t first_query = static_cast<std::int64_t>(r.p.s) - r.p.t_q;
-  if (r.p.causal && static_cast<std::int64_t>(tile.end()) - 1 > first_query)
-    s = tl.add(s, tl.causal_bias(r.m_rows, static_cast<std::uint32_t>(tile.count), first_query, r.p.t_q,
-                                 static_cast<std::int64_t>(tile.begin)));
+  if (r.p.causal && static_cast<std::int64_t>(tile.end()) - 1 > first_query) {
+    const tl::Tensor bias = tl.causal_bias(r.m_rows, static_cast<std::uint32_t>(tile.count), first_query, r.p.t_q,
+                                           static_cast<std::int64_t>(tile.begin));
+    s = tl.add(s, bias);
+  }
   return s;
 }
 
 // The softmax half of a tile: updates m and l, returns P (fp32) and writes alpha.
 tl::Tensor softmax_update(tl::Ctx& tl, SoftmaxState& st, const tl::Tensor& s, const tl::Tensor& alpha) {
-  const tl::Tensor m_new = tl.maximum(st.m, tl.max(s, 1));
+  const tl::Tensor m_tile = tl.max(s, 1);
+  const tl::Tensor m_new = tl.maximum(st.m, m_tile);
   const tl::Tensor p = tl.exp_diff(s, m_new);
   tl.exp_diff(st.m, m_new, &alpha);
-  tl.add(tl.mul(st.l, alpha), tl.sum(p, 1), &st.l);
+  const tl::Tensor l_scaled = tl.mul(st.l, alpha);
+  const tl::Tensor p_sum = tl.sum(p, 1);
+  tl.add(l_scaled, p_sum, &st.l);
   tl.copy(m_new, st.m);
   return p;
 }
@@ -66,12 +72,17 @@ void sweep_naive(tl::Ctx& tl, const Rank& r, SoftmaxState& st) {
     tl::CompositeOpts qk;
     qk.trans_b = true;
     qk.tile_rows = r.p.stream_rows;
-    const tl::Tensor s = scaled_scores(tl, r, tl.composite(r.q, tl.ref(r.group.k, tile), qk), tile);
+    const tl::Tensor k = tl.ref(r.group.k, tile);
+    const tl::Tensor raw = tl.composite(r.q, k, qk);
+    const tl::Tensor s = scaled_scores(tl, r, raw, tile);
     const tl::Tensor p = softmax_update(tl, st, s, alpha);
     tl::CompositeOpts pv;
     pv.tile_rows = r.p.stream_rows;
-    const tl::Tensor o_tile = tl.composite(tl.cast(p, r.p.dtype), tl.ref(r.group.v, tile), pv);
-    tl.add(tl.mul(st.o, alpha), o_tile, &st.o);
+    const tl::Tensor p_cast = tl.cast(p, r.p.dtype);
+    const tl::Tensor v = tl.ref(r.group.v, tile);
+    const tl::Tensor o_tile = tl.composite(p_cast, v, pv);
+    const tl::Tensor o_scaled = tl.mul(st.o, alpha);
+    tl.add(o_scaled, o_tile, &st.o);
   }
 }
 
@@ -110,21 +121,28 @@ void sweep_pipelined(tl::Ctx& tl, const Rank& r, SoftmaxState& st) {
     qk.tile_rows = r.p.stream_rows;
     qk.out = &out;
     qk.stage = &b.stage_k[j % 2];
-    tl.composite(r.q, tl.ref(r.group.k, r.tiles[j]), qk);
+    const tl::Tensor k = tl.ref(r.group.k, r.tiles[j]);
+    tl.composite(r.q, k, qk);
   };
-  auto update_o = [&](std::size_t j) { tl.add(tl.mul(st.o, b.alpha[j % 2]), b.pv[j % 2], &st.o); };
+  auto update_o = [&](std::size_t j) {
+    const tl::Tensor o_scaled = tl.mul(st.o, b.alpha[j % 2]);
+    tl.add(o_scaled, b.pv[j % 2], &st.o);
+  };
   if (n_tiles > 0) issue_qk(0);
   for (std::size_t j = 0; j < n_tiles; ++j) {
     if (j + 1 < n_tiles) issue_qk(j + 1);  // streams while this tile's softmax runs
     const auto scope = tl.scratch_scope();
-    const tl::Tensor s = scaled_scores(tl, r, block(tl, b.s[j % 2], r.m_rows, cols(j)), r.tiles[j]);
+    const tl::Tensor raw = block(tl, b.s[j % 2], r.m_rows, cols(j));
+    const tl::Tensor s = scaled_scores(tl, r, raw, r.tiles[j]);
     const tl::Tensor p_out = block(tl, b.p[j % 2], r.m_rows, cols(j));
-    tl.copy(softmax_update(tl, st, s, b.alpha[j % 2]), p_out);
+    const tl::Tensor p = softmax_update(tl, st, s, b.alpha[j % 2]);
+    tl.copy(p, p_out);
     tl::CompositeOpts pv;
     pv.tile_rows = r.p.stream_rows;
     pv.out = &b.pv[j % 2];
     pv.stage = &b.stage_v[j % 2];
-    tl.composite(p_out, tl.ref(r.group.v, r.tiles[j]), pv);
+    const tl::Tensor v = tl.ref(r.group.v, r.tiles[j]);
+    tl.composite(p_out, v, pv);
     if (j > 0) update_o(j - 1);  // the previous tile's P.V is done by now
   }
   if (n_tiles > 0) update_o(n_tiles - 1);
@@ -148,7 +166,8 @@ void sweep_fused(tl::Ctx& tl, const Rank& r, SoftmaxState& st) {
   for (std::size_t j = 0; j < r.tiles.size(); ++j) {
     const RowRange& tile = r.tiles[j];
     const Set& b = sets[j % sets.size()];
-    const tl::Tensor k = tl.ref(r.group.k, tile), v = tl.ref(r.group.v, tile);
+    const tl::Tensor k = tl.ref(r.group.k, tile);
+    const tl::Tensor v = tl.ref(r.group.v, tile);
     tl::FlashTile f;
     f.q = &r.q;
     f.k = &k;
@@ -221,7 +240,8 @@ void gqa_decode(tl::Ctx& tl, std::shared_ptr<const DecodeParams> params) {
   tl.phase("store O");
   const auto scope = tl.scratch_scope();
   const tl::Tensor out = tl.div(st.o, st.l);
-  tl.store(group->o, tl.shard_rows(group->o), p.dtype == DType::fp32 ? out : tl.cast(out, p.dtype));
+  const tl::Tensor o = p.dtype == DType::fp32 ? out : tl.cast(out, p.dtype);
+  tl.store(group->o, tl.shard_rows(group->o), o);
 }
 
 }  // namespace kb::gqa

@@ -1,5 +1,5 @@
 #pragma once
-// GQA decode with sequence parallelism (DESIGN §8.1). The KV of one head is sharded
+// GQA decode with sequence parallelism (docs/gqa_decode.md). The KV of one head is sharded
 // contiguously over a CUBE Group of C cubes x P PEs (rank = cube_in_group * P + pe); the
 // G query heads of the group are M-folded into one [G*T_q, d] operand, so one Q.K^T
 // serves all of them. Each rank sweeps its KV in tiles with online softmax, then a
@@ -18,7 +18,7 @@ namespace kb::gqa {
 enum class Variant : std::uint8_t {
   Naive,      // opt1: each tile's GEMMs, softmax and update in order
   Pipelined,  // opt3: tile j+1's Q.K^T is issued before tile j's softmax; O's update lags a tile
-  Fused,      // opt2: each tile is one extended-composite scheduler command (tl.flash_tile)
+  Fused,      // opt2: each tile is one sequence command of the scheduler (tl.flash_tile)
 };
 std::optional<Variant> parse_variant(const std::string& name);
 const char* variant_name(Variant v);

@@ -41,7 +41,8 @@ struct Chunk {
   RowRange keys;  // KV rows (= key positions)
 };
 
-struct Pe {
+// One PE's lane of the ring: its group, its neighbours, its query tiles and KV chunks.
+struct Lane {
   const PrefillParams& p;
   const PrefillGroup& g;
   std::uint32_t cube_index, pe;
@@ -53,7 +54,7 @@ struct Pe {
 
 // The chunks lane `pe` carries: block b's rows, cut at rank-shard boundaries (a step-0
 // load reads one shard) into chunks of at most chunk_rows.
-std::vector<Chunk> lane_chunks(const Pe& x, const std::vector<std::uint32_t>& ring, std::uint32_t pos) {
+std::vector<Chunk> lane_chunks(const Lane& x, const std::vector<std::uint32_t>& ring, std::uint32_t pos) {
   std::vector<Chunk> out;
   const std::uint32_t c = x.p.cubes;
   for (std::uint32_t step = 0; step < c; ++step) {
@@ -69,7 +70,7 @@ std::vector<Chunk> lane_chunks(const Pe& x, const std::vector<std::uint32_t>& ri
   return out;
 }
 
-bool visible(const Pe& x, const Chunk& ch, const QueryTile& qt) {
+bool visible(const Lane& x, const Chunk& ch, const QueryTile& qt) {
   const std::uint64_t last_query = x.p.s - x.p.t_q + qt.rows.end() - 1;
   return !x.p.causal || ch.keys.begin <= last_query;
 }
@@ -86,7 +87,7 @@ void gqa_prefill(tl::Ctx& tl, std::shared_ptr<const PrefillParams> params) {
   const std::vector<std::uint32_t> ring = ring_order(geo.w, geo.h);
   const auto pos = static_cast<std::uint32_t>(std::find(ring.begin(), ring.end(), ci) - ring.begin());
   const std::uint32_t c = p.cubes;
-  Pe x{p, *group, ci, tl.pe().value, p.t_q < p.pes, {}, {}, {}, {}};
+  Lane x{p, *group, ci, tl.pe().value, p.t_q < p.pes, {}, {}, {}, {}};
   x.prev = PeCoord{tl.sip(), geo.cube_at(ring[(pos + c - 1) % c]), tl.pe()};
   x.next = PeCoord{tl.sip(), geo.cube_at(ring[(pos + 1) % c]), tl.pe()};
   std::uint64_t state_row = tl.shard_rows(group->state).begin;  // this PE's part of `state`
@@ -169,8 +170,10 @@ void gqa_prefill(tl::Ctx& tl, std::shared_ptr<const PrefillParams> params) {
     auto it = views.find({sl, qt.rows.count});
     if (it == views.end()) {
       const auto n = static_cast<std::uint32_t>(qt.rows.count);
-      const tl::Tensor q = tl.rows(qbuf[sl], 0, n), sv = tl.rows(sbuf[sl], 0, n);
-      it = views.emplace(std::make_pair(sl, qt.rows.count), SlotViews{q, sv, SoftmaxState::of(tl, sv)}).first;
+      const tl::Tensor q = tl.rows(qbuf[sl], 0, n);
+      const tl::Tensor sv = tl.rows(sbuf[sl], 0, n);
+      const SoftmaxState st = SoftmaxState::of(tl, sv);
+      it = views.emplace(std::make_pair(sl, qt.rows.count), SlotViews{q, sv, st}).first;
     }
     return it->second;
   };

@@ -1,5 +1,5 @@
 #pragma once
-// GQA prefill with head-parallel ring attention (DESIGN §8.2). A group of C = G cubes
+// GQA prefill with head-parallel ring attention (docs/gqa_prefill.md). A group of C = G cubes
 // owns one KV head; cube i computes query head i. K and V keep decode's contiguous
 // C x P placement, so cube i starts with KV block i (its P PEs' shards). The blocks
 // rotate around a ring (a Hamiltonian cycle of the group, every hop one mesh hop) in P

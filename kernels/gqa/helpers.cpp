@@ -6,20 +6,20 @@
 
 namespace kb::gqa {
 
-GroupGeometry GroupGeometry::of(std::uint32_t cube_start, std::uint32_t cubes, std::uint32_t mesh_x) {
+GroupGeometry GroupGeometry::of(std::uint32_t cube_start, std::uint32_t cubes, const Mesh& mesh) {
   const GroupShape s = group_shape(cubes);
-  return {cube_start, s.w, s.h, mesh_x};
+  return {cube_start, s.w, s.h, mesh};
 }
 
 std::optional<std::uint32_t> GroupGeometry::index_of(CubeId cube) const {
-  const std::uint32_t x0 = cube_start % mesh_x, y0 = cube_start / mesh_x;
-  const std::uint32_t x = cube.value % mesh_x, y = cube.value / mesh_x;
-  if (x < x0 || y < y0 || x >= x0 + w || y >= y0 + h) return std::nullopt;
-  return (y - y0) * w + (x - x0);
+  const MeshPos p0 = mesh.pos(CubeId(cube_start)), p = mesh.pos(cube);
+  if (p.x < p0.x || p.y < p0.y || p.x >= p0.x + w || p.y >= p0.y + h) return std::nullopt;
+  return (p.y - p0.y) * w + (p.x - p0.x);
 }
 
 CubeId GroupGeometry::cube_at(std::uint32_t index) const {
-  return CubeId(cube_start + (index / w) * mesh_x + index % w);
+  const MeshPos p0 = mesh.pos(CubeId(cube_start));
+  return mesh.id({p0.x + index % w, p0.y + index / w});
 }
 
 TreeNode binomial_node(std::uint32_t pe, std::uint32_t pes) {
@@ -101,8 +101,10 @@ void load_rows(tl::Ctx& tl, const DeviceTensor& t, RowRange rows, const tl::Tens
 }
 
 void store_rows(tl::Ctx& tl, const DeviceTensor& t, RowRange rows, const tl::Tensor& from) {
-  for (const auto& [piece, offset] : pieces(t, rows))
-    tl.store(t, piece, tl.rows(from, offset, static_cast<std::uint32_t>(piece.count)));
+  for (const auto& [piece, offset] : pieces(t, rows)) {
+    const tl::Tensor part = tl.rows(from, offset, static_cast<std::uint32_t>(piece.count));
+    tl.store(t, piece, part);
+  }
 }
 
 std::vector<std::uint32_t> ring_order(std::uint32_t w, std::uint32_t h) {
@@ -126,7 +128,8 @@ std::vector<std::uint32_t> ring_order(std::uint32_t w, std::uint32_t h) {
 }
 
 SoftmaxState SoftmaxState::empty(tl::Ctx& tl, std::uint32_t rows, std::uint32_t d) {
-  const SoftmaxState s = views(tl, tl.persistent({rows, d + 2}, DType::fp32, "state"));
+  const tl::Tensor packed = tl.persistent({rows, d + 2}, DType::fp32, "state");
+  const SoftmaxState s = views(tl, packed);
   s.reset(tl);
   return s;
 }
@@ -141,8 +144,11 @@ void SoftmaxState::reset(tl::Ctx& tl) const {
 void merge(tl::Ctx& tl, SoftmaxState& s, const SoftmaxState& other) {
   const auto scope = tl.scratch_scope();
   const tl::Tensor m_new = tl.maximum(s.m, other.m);
-  const tl::Tensor ea = tl.exp_diff(s.m, m_new), eb = tl.exp_diff(other.m, m_new);
-  tl.add(tl.mul(s.ol, ea), tl.mul(other.ol, eb), &s.ol);  // O and l in one pass each
+  const tl::Tensor ea = tl.exp_diff(s.m, m_new);
+  const tl::Tensor eb = tl.exp_diff(other.m, m_new);
+  const tl::Tensor own = tl.mul(s.ol, ea);  // O and l in one pass each
+  const tl::Tensor theirs = tl.mul(other.ol, eb);
+  tl.add(own, theirs, &s.ol);
   tl.copy(m_new, s.m);
 }
 
@@ -152,7 +158,8 @@ void send_state(tl::Ctx& tl, const PeCoord& to, const SoftmaxState& s, std::uint
 
 void recv_merge(tl::Ctx& tl, SoftmaxState& s, const PeCoord& from, std::uint32_t tag) {
   const auto scope = tl.scratch_scope();
-  merge(tl, s, views(tl, tl.recv(from, s.packed.shape(), DType::fp32, tag)));
+  const tl::Tensor got = tl.recv(from, s.packed.shape(), DType::fp32, tag);
+  merge(tl, s, views(tl, got));
 }
 
 }  // namespace kb::gqa

@@ -9,10 +9,11 @@
 
 namespace kb::gqa {
 
-// A group: a w x h rectangle of cubes whose top-left cube is cube_start (DESIGN §8).
+// A group: a w x h rectangle of cubes whose top-left cube is cube_start (docs/tl.md, Placement).
 struct GroupGeometry {
-  std::uint32_t cube_start = 0, w = 1, h = 1, mesh_x = 1;
-  static GroupGeometry of(std::uint32_t cube_start, std::uint32_t cubes, std::uint32_t mesh_x);
+  std::uint32_t cube_start = 0, w = 1, h = 1;
+  Mesh mesh{1, 1};
+  static GroupGeometry of(std::uint32_t cube_start, std::uint32_t cubes, const Mesh& mesh);
   std::uint32_t cubes() const { return w * h; }
   // The cube's index inside the group (row-major in the rectangle), if it belongs to it.
   std::optional<std::uint32_t> index_of(CubeId cube) const;
@@ -26,7 +27,7 @@ template <class Group>
 const Group* find_group(const tl::Ctx& tl, const std::vector<Group>& groups, std::uint32_t cubes,
                         GroupGeometry& geo, std::uint32_t& index) {
   for (const Group& g : groups) {
-    geo = GroupGeometry::of(g.cube_start, cubes, tl.mesh_x());
+    geo = GroupGeometry::of(g.cube_start, cubes, tl.mesh());
     if (const auto i = geo.index_of(tl.cube())) {
       index = *i;
       return &g;

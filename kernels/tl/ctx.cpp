@@ -256,7 +256,12 @@ Shape rows_shape(const DeviceTensor& t, std::uint64_t rows) {
 }  // namespace
 
 Tensor Ctx::ref(const DeviceTensor& t, RowRange rows) {
-  const std::string op = "ref";
+  Tensor x = hbm_rows("ref", t, rows);
+  record_cpu("ref", "ref", t.name());
+  return x;
+}
+
+Tensor Ctx::hbm_rows(const std::string& op, const DeviceTensor& t, RowRange rows) const {
   if (!t.valid()) fail(op, "empty device tensor");
   if (t.device() != sip())
     fail(op, "'" + t.name() + "' lives on sip" + std::to_string(t.device().value) + "; this PE is on sip" +
@@ -292,7 +297,7 @@ Tensor Ctx::ref(const DeviceTensor& t, RowRange rows) {
 }
 
 Tensor Ctx::load(const DeviceTensor& t, RowRange rows, const Tensor* into) {
-  const Tensor src = ref(t, rows);  // validates; a load is a ref brought into TCM
+  const Tensor src = hbm_rows("load", t, rows);
   Tensor x;
   if (into) {
     check(*into, "load", "into");
@@ -328,7 +333,7 @@ Tensor Ctx::load(const DeviceTensor& t, RowRange rows, const Tensor* into) {
 
 void Ctx::store(const DeviceTensor& t, RowRange rows, const Tensor& x) {
   const std::string op = "store";
-  const Tensor dst = ref(t, rows);
+  const Tensor dst = hbm_rows(op, t, rows);
   consume(x, op);
   if (x.is_ref()) fail(op, "the value stored must be in TCM, not a ref");
   check_contiguous(x, op);
@@ -776,14 +781,6 @@ Tensor Ctx::rows(const Tensor& x, std::uint32_t begin, std::uint32_t count) {
 
 // ---- messages -------------------------------------------------------------------------
 
-namespace {
-std::uint32_t mesh_hops(std::uint32_t a, std::uint32_t b, std::uint32_t mx) {
-  const auto dx = static_cast<int>(a % mx) - static_cast<int>(b % mx);
-  const auto dy = static_cast<int>(a / mx) - static_cast<int>(b / mx);
-  return static_cast<std::uint32_t>(std::abs(dx) + std::abs(dy));
-}
-}  // namespace
-
 void Ctx::send(const PeCoord& dst, const Tensor& x, std::uint32_t tag) {
   const std::string op = "send";
   if (dst.sip != sip() || dst.cube.value >= num_cubes() || dst.pe.value >= num_pes())
@@ -807,7 +804,7 @@ void Ctx::send(const PeCoord& dst, const Tensor& x, std::uint32_t tag) {
   r.bytes = c.bytes;
   r.peer = dst;
   r.tag = tag;
-  r.hops = mesh_hops(cube().value, dst.cube.value, mesh_x());
+  r.hops = topo_.mesh().hops(cube(), dst.cube);
   r.tensor = x.name();
   r.shape = shape_text(x.shape());
   x.buffer_->readers.push_back(&issue(c, std::move(r)));
@@ -841,7 +838,7 @@ Tensor Ctx::recv_async(const PeCoord& src, const Shape& shape, DType dtype, std:
   r.shape = shape_text(shape);
   r.peer = src;
   r.tag = tag;
-  r.hops = mesh_hops(cube().value, src.cube.value, mesh_x());
+  r.hops = topo_.mesh().hops(cube(), src.cube);
   r.issue = r.start = cycles(sc_core::sc_time_stamp());
   Buffer& b = *t.buffer_;
   b.receiving = true;

@@ -1,5 +1,5 @@
 #pragma once
-// tl::Ctx: the Triton-like programming model a kernel is written in (DESIGN §6).
+// tl::Ctx: the Triton-like programming model a kernel is written in (docs/tl.md).
 // A kernel is `void k(tl::Ctx& tl, Args...)`, run SPMD as the thread of every PE of a
 // device. Every op charges its CPU issue cycles (pe.cpu.issue_cycles), sends a command
 // to an engine and returns a Tensor handle at once; consuming a pending handle waits.
@@ -33,7 +33,7 @@ struct CompositeOpts {
   const Tensor* stage = nullptr;
 };
 
-// One attention tile as a single scheduler command (an extended composite): stream K
+// One attention tile as a single scheduler command (a sequence): stream K
 // and S = q.K^T * scale (+ causal mask), the online-softmax update of (m, l), stream V
 // and P.V, and O = O * alpha + P.V. All buffers are the caller's (persistent ones, so
 // the next tile can be issued while this one runs).
@@ -90,13 +90,14 @@ class Ctx {
   // Coordinates and counts.
   SipId sip() const { return pe_.coord().sip; }
   CubeId cube() const { return pe_.coord().cube; }
-  std::uint32_t cube_x() const { return cube().value % topo_.sip.mesh_x; }
-  std::uint32_t cube_y() const { return cube().value / topo_.sip.mesh_x; }
+  std::uint32_t cube_x() const { return topo_.mesh().pos(cube()).x; }
+  std::uint32_t cube_y() const { return topo_.mesh().pos(cube()).y; }
   PeId pe() const { return pe_.coord().pe; }
   PeCoord coord() const { return pe_.coord(); }
   std::uint32_t num_cubes() const { return topo_.cubes_per_sip(); }
   std::uint32_t num_pes() const { return topo_.cube.pes; }
   std::uint32_t mesh_x() const { return topo_.sip.mesh_x; }
+  Mesh mesh() const { return topo_.mesh(); }
   std::uint32_t mesh_y() const { return topo_.sip.mesh_y; }
   bool data_mode() const { return data_; }
   const std::string& kernel() const { return kernel_; }
@@ -179,6 +180,9 @@ class Ctx {
   void prepare_write(const Tensor& t);                    // wait for readers and writer
   TcmView view_of(const Tensor& t) const;
   void charge(const char* cpu_op);
+  // Rows of a device tensor lying in one shard, as an HBM-resident operand (what ref,
+  // load and store address); checks them, issues nothing.
+  Tensor hbm_rows(const std::string& op, const DeviceTensor& t, RowRange rows) const;
   Command& issue(Command cmd, OpRecord record);
   std::uint64_t record_cpu(const std::string& kind, const char* cpu_op, const std::string& tensor);
   void block_on(const Command& cmd, const std::string& what);

@@ -15,14 +15,11 @@ class Noc : public sc_core::sc_module {
   const NocRouter& router(CubeId c) const { return *routers_.at(c.value); }
   std::size_t size() const { return routers_.size(); }
 
-  // The XY path from src to dst: the cubes whose routers send over a mesh link, in order
-  // (empty when src == dst). Its length is the hop count.
-  std::vector<CubeId> xy_path(CubeId src, CubeId dst) const;
-  // The mesh links that path holds, in order.
+  // The mesh links the XY path from src to dst (Mesh::xy_path) holds, in order.
   std::vector<const Link*> xy_links(CubeId src, CubeId dst) const;
 
  private:
-  std::uint32_t mesh_x_;
+  Mesh mesh_;
   std::vector<std::unique_ptr<NocRouter>> routers_;
 };
 

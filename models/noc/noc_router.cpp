@@ -5,31 +5,18 @@
 
 namespace kb {
 
-const char* direction_name(Direction d) {
-  switch (d) {
-    case Direction::North: return "north";
-    case Direction::East: return "east";
-    case Direction::South: return "south";
-    case Direction::West: return "west";
-  }
-  return "?";
-}
-
 NocRouter::NocRouter(const sc_core::sc_module_name& name, const Topology& topo,
                      const AddressMap& map, CubeId cube)
     : AtRouter(name),
       map_(map),
       cube_(cube),
-      x_(cube.value % topo.sip.mesh_x),
-      y_(cube.value / topo.sip.mesh_x),
-      mesh_x_(topo.sip.mesh_x),
+      mesh_(topo.mesh()),
       params_(topo.sip.noc),
       cycle_(cycle_time(topo)) {
   add_target("local_in");
   add_initiator("local_out");
-  const bool present[4] = {y_ > 0, x_ + 1 < topo.sip.mesh_x, y_ + 1 < topo.sip.mesh_y, x_ > 0};
   for (std::size_t d = 0; d < 4; ++d) {
-    if (!present[d]) continue;
+    if (!mesh_.neighbour(cube, static_cast<Direction>(d))) continue;
     const std::string dir = direction_name(static_cast<Direction>(d));
     const std::size_t t = add_target(dir + "_in");
     add_initiator(dir + "_out");
@@ -45,12 +32,7 @@ void NocRouter::trace(Waveform& wave) {
 }
 
 std::optional<Direction> NocRouter::next_step(CubeId dst) const {
-  const std::uint32_t dx = dst.value % mesh_x_, dy = dst.value / mesh_x_;
-  if (dx > x_) return Direction::East;
-  if (dx < x_) return Direction::West;
-  if (dy > y_) return Direction::South;
-  if (dy < y_) return Direction::North;
-  return std::nullopt;
+  return mesh_.xy_step(cube_, dst);
 }
 
 std::optional<AtRouter::Hop> NocRouter::route(const tlm::tlm_generic_payload& gp, std::size_t in) {

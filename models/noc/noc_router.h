@@ -14,9 +14,6 @@
 
 namespace kb {
 
-enum class Direction : std::uint8_t { North, East, South, West };
-const char* direction_name(Direction d);
-
 class NocRouter : public AtRouter {
  public:
   NocRouter(const sc_core::sc_module_name& name, const Topology& topo, const AddressMap& map,
@@ -41,7 +38,7 @@ class NocRouter : public AtRouter {
 
   const AddressMap& map_;
   CubeId cube_;
-  std::uint32_t x_, y_, mesh_x_;
+  Mesh mesh_;
   LinkParams params_;
   sc_core::sc_time cycle_;
   std::array<std::optional<std::size_t>, 4> ports_;  // socket index per direction

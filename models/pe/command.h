@@ -73,7 +73,7 @@ struct Command {
   // Send: destination PE in the same SIP, message tag.
   std::uint32_t dst_cube = 0, dst_pe = 0, tag = 0;
 
-  // Sequence (an extended composite): `steps` run one after the other in the scheduler.
+  // Sequence: `steps` run one after the other in the scheduler.
   // A step marked `serial` also waits until every earlier sequence has finished (it
   // touches state those sequences update).
   std::vector<Command> steps;

@@ -4,7 +4,7 @@
 // composite GEMM whose B operand lies in HBM it expands into a tile plan: B is streamed
 // in tiles of `tile_rows` rows through N >= 2 TCM staging buffers, the DMA loading the
 // next tiles while the GEMM engine works on tile j; a buffer is reloaded once its GEMM
-// is done. A sequence (an extended composite) it runs step by step, each step a plain
+// is done. A sequence it runs step by step, each step a plain
 // command or a composite, so one CPU command can carry a whole attention tile.
 #include <deque>
 #include <unordered_map>

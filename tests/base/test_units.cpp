@@ -51,4 +51,12 @@ TEST(Units, FormatsBytesInTheLargestExactUnit) {
   EXPECT_EQ(format_hertz(1e9), "1GHz");
 }
 
+// Every digit of a limit is printed (a 2,000,000 s timeout once printed as "200000").
+TEST(Units, FormatsSecondsWithEveryDigit) {
+  EXPECT_EQ(format_seconds(2000000), "2000000");
+  EXPECT_EQ(format_seconds(0.5), "0.5");
+  EXPECT_EQ(format_seconds(1e-6), "0.000001");
+  EXPECT_EQ(format_seconds(12.25), "12.25");
+}
+
 }  // namespace kb::units

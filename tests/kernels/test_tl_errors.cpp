@@ -79,7 +79,7 @@ TEST(TlErrors, RowsAcrossTwoShards) {
   Machine m("small_1sip_2x2x2", false);
   const DeviceTensor k = m.rt.empty("k", {100, 8}, DType::bf16, DPPolicy::shard2d(1, 2, 2));
   const std::string msg = error_of(m, [&](tl::Ctx& tl) { tl.load(k, {40, 20}); });  // shards [0,50), [50,100)
-  expect_has(msg, kWho + std::string("op 'ref': rows [40, 60) of 'k' [100, 8] do not lie within one shard (placed "
+  expect_has(msg, kWho + std::string("op 'load': rows [40, 60) of 'k' [100, 8] do not lie within one shard (placed "
                                      "cubes 1 from cube 2 (row_wise) x pes 2 (row_wise))"));
 }
 
@@ -93,7 +93,7 @@ TEST(TlErrors, TensorOnAnotherSip) {
     m.rt.run();
     FAIL() << "accepted";
   } catch (const tl::KernelError& e) {
-    expect_has(e.what(), "op 'ref': 'k' lives on sip1; this PE is on sip0");
+    expect_has(e.what(), "op 'load': 'k' lives on sip1; this PE is on sip0");
   }
 }
 

@@ -42,6 +42,28 @@ TEST(TlTiming, LoadDotStoreChainIsTheSumOfItsParts) {
   EXPECT_EQ(log.select("gemm", "dot")[0]->issue, log.select("dma", "load")[1]->end + issue(m.topo, "dot"));
 }
 
+// A ref issues no engine command but costs its CPU issue cycles and logs a record, like
+// every op; the cost is the topology's, so changing it moves the time by exactly that.
+class RefCost : public testing::TestWithParam<std::uint64_t> {};
+
+TEST_P(RefCost, ChargesItsIssueCostAndIsLogged) {
+  const std::uint64_t cost = GetParam();
+  Machine m("small_1sip_2x2x2", false, {"pe.cpu.issue_cycles.ref=" + std::to_string(cost)});
+  const DeviceTensor a = m.rt.empty("a", {32, 64}, DType::fp32, DPPolicy::replicate(1, 1, 0));
+  m.rt.launch(SipId(0), "refs", test::on_pe(kPe, [&](tl::Ctx& tl) {
+    tl.ref(a, {0, 16});
+    tl.ref(a, {16, 16});
+  }));
+  m.rt.run();
+  EXPECT_EQ(m.rt.last_run_cycles(), 2 * cost);
+  const auto refs = m.rt.op_log().select("cpu", "ref");
+  ASSERT_EQ(refs.size(), 2u);
+  EXPECT_EQ(refs[0]->tensor, "a");
+  EXPECT_EQ(refs[1]->issue, cost);
+}
+
+INSTANTIATE_TEST_SUITE_P(TlTiming, RefCost, testing::Values(2u, 7u));
+
 TEST(TlTiming, IndependentLoadAndGemmOverlap) {
   Machine m("small_1sip_2x2x2", false);
   const DPPolicy here = DPPolicy::replicate(1, 1, 0);
@@ -182,7 +204,7 @@ TEST(TlOpLog, MessagesPerLinkFollowXyRouting) {
     if (tl.coord() == c) tl.recv(a, {1, 16}, DType::fp32, 2);
   });
   m.rt.run();
-  const auto links = m.rt.op_log().messages_per_link(m.topo.sip.mesh_x);
+  const auto links = m.rt.op_log().messages_per_link(m.topo.mesh());
   EXPECT_EQ(links, (std::map<std::string, std::uint64_t>{{"cube0->cube1", 1}, {"cube1->cube5", 1}, {"cube0.fabric", 1}}));
   // The model's own link counters agree.
   const Noc& noc = m.sys.sip(SipId(0)).noc;

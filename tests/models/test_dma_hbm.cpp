@@ -1,4 +1,4 @@
-// Theory vs measured: DMA <-> HBM transfers take exactly what the formulas of DESIGN §3 say.
+// Theory vs measured: DMA <-> HBM transfers take exactly what the formulas of docs/architecture.md say.
 #include <gtest/gtest.h>
 
 #include "models/sip/system.h"

@@ -2,6 +2,10 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <type_traits>
 
 #include <sys/resource.h>
 
@@ -38,6 +42,25 @@ TEST(Elaboration, DefaultTopologyBuilds512Pes) {
   EXPECT_FALSE(noc.router(CubeId(0)).has(Direction::North));
   EXPECT_TRUE(noc.router(CubeId(0)).has(Direction::East));
   EXPECT_TRUE(noc.router(CubeId(5)).has(Direction::North) && noc.router(CubeId(5)).has(Direction::West));
+}
+
+// docs/architecture.md names the AtRouter forwarding blocks; they are exactly the
+// modules that derive from AtRouter (PeScheduler, a plain module, is not one).
+TEST(Elaboration, TheArchitectureDocNamesTheAtRoutersThereAre) {
+  static_assert(std::is_base_of_v<AtRouter, CubeFabric>);
+  static_assert(std::is_base_of_v<AtRouter, NocRouter>);
+  static_assert(std::is_base_of_v<AtRouter, HostBridge>);
+  static_assert(!std::is_base_of_v<AtRouter, PeScheduler>);
+  std::ifstream doc(test::source_path("docs/architecture.md"));
+  const std::string text((std::istreambuf_iterator<char>(doc)), std::istreambuf_iterator<char>());
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(text, m, std::regex("\\(`AtRouter`: ([A-Za-z, ]+)\\)")));
+  std::set<std::string> named;
+  const std::string list = m[1];
+  const std::regex word("[A-Za-z]+");
+  for (std::sregex_iterator it(list.begin(), list.end(), word), end; it != end; ++it)
+    named.insert(it->str());
+  EXPECT_EQ(named, (std::set<std::string>{"CubeFabric", "HostBridge", "NocRouter"}));
 }
 
 }  // namespace kb

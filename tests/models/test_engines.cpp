@@ -48,7 +48,7 @@ struct OnePe {
 TEST(PeEngines, GemmTakesItsFormula) {
   OnePe r;
   r.issue_all({gemm(128, 128, 128)});
-  // ceil(128/16) * ceil(128/64) * 128 + 16 + 64 = 2128 (DESIGN appendix)
+  // ceil(128/16) * ceil(128/64) * 128 + 16 + 64 = 2128 (PeGemm, docs/architecture.md)
   EXPECT_EQ(r.end(0), 2128u);
   EXPECT_EQ(r.pe.gemm.cycles_for(17, 65, 10), 2u * 2 * 10 + 80);
 }

@@ -61,7 +61,7 @@ TEST_P(NocHops, MessageTakesHopsTimesHopLatencyPlusSerialisation) {
   sc_core::sc_start();
   const Message& m = only_message(sys, pe_at(dst, 5));
   const Noc& noc = sys.sip(SipId(0)).noc;
-  const auto path = noc.xy_path(CubeId(src), CubeId(dst));
+  const auto path = topo.mesh().xy_path(CubeId(src), CubeId(dst));
   const std::uint32_t hops = std::abs(static_cast<int>(src % 4) - static_cast<int>(dst % 4)) +
                              std::abs(static_cast<int>(src / 4) - static_cast<int>(dst / 4));
   ASSERT_EQ(path.size(), hops);
@@ -78,9 +78,7 @@ INSTANTIATE_TEST_SUITE_P(Paths, NocHops,
                                            std::make_pair(3u, 12u)));
 
 TEST(Noc, XyRoutingGoesAlongXFirst) {
-  const Topology topo = test::topology("llama70b_4sip");
-  System sys("system", topo);
-  const auto path = sys.sip(SipId(0)).noc.xy_path(CubeId(0), CubeId(15));
+  const auto path = test::topology("llama70b_4sip").mesh().xy_path(CubeId(0), CubeId(15));
   std::vector<std::uint32_t> ids;
   for (const CubeId c : path) ids.push_back(c.value);
   EXPECT_EQ(ids, (std::vector<std::uint32_t>{0, 1, 2, 3, 7, 11}));

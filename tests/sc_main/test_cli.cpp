@@ -150,6 +150,35 @@ TEST(Cli, TlFlagsAreChecked) {
   }
 }
 
+// A workload reads only its own knobs: hbm_stream's --bytes is checked against the HBM
+// channel for hbm_stream alone, and a knob given to a workload that does not read it is
+// refused, naming the workloads that do.
+TEST(Cli, KnobsBelongToTheWorkloadsThatReadThem) {
+  const std::string small = " --topology " + topo("small_1sip_2x2x2") + " --set cube.hbm.capacity=128KiB";
+  Result r = run("run --kernel row_softmax --rows 64" + small);
+  EXPECT_EQ(r.code, 0) << r.out;
+  r = run("run --kernel hbm_stream --bytes 256KiB" + small);
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("--bytes '256KiB': expected a size from 1B to the HBM channel capacity (128KiB)"),
+            std::string::npos) << r.out;
+  r = run("run --kernel row_softmax --bytes 1KiB");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("--bytes and --write apply to --kernel hbm_stream"), std::string::npos) << r.out;
+  r = run("run --kernel row_softmax --n 64");
+  EXPECT_NE(r.out.find("--n and --k-tile apply to --kernel tiled_gemm"), std::string::npos) << r.out;
+  r = run("run --kernel hbm_stream --seq-len 64");
+  EXPECT_NE(r.out.find("apply to --kernel gqa_decode and gqa_prefill"), std::string::npos) << r.out;
+}
+
+// `make run` builds the program alone, not the test suites (make -n only prints).
+TEST(Cli, MakeRunBuildsOnlyTheProgram) {
+  const std::string build = testing::TempDir() + "kernbench_make_n";
+  const Result r = test::run_shell("make -n -C " + test::source_path("") + " run BUILD=" + build);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("cmake --build " + build + " -j 2 --target kernbench"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("cmake --build " + build + " -j 2\n"), std::string::npos) << r.out;
+}
+
 }  // namespace kb
 
 #include "workloads/gqa_decode/decode_run.h"

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/op_log.h"
+#include "tests/csv_support.h"
 #include "tests/sc_main/cli_support.h"
 
 // In kb::test, beside the program-running helpers of cli_support.h.
@@ -216,6 +217,27 @@ TEST(Traces, TimelineSlicesAreTheOpLogAndFlowsJoinSendsToReceives) {
     EXPECT_TRUE(track_name.at({ends[1]["pid"], ends[1]["tid"]}).ends_with(".ipcq"));
     EXPECT_LE(ends[0]["ts"].get<double>(), ends[1]["ts"].get<double>());
   }
+}
+
+// The CSV op log of a whole run parses as strict CSV, a row of 15 fields per record,
+// with the same records as the JSON-lines log.
+TEST(Traces, CsvOpLogParsesWithTheHeadersFieldsOnEveryRow) {
+  const std::string dir = temp_dir("csv");
+  const auto r = run("run --kernel row_softmax --topology " + topo("small_1sip_2x2x2") + " --op-log " + dir +
+                     "/ops.csv --json " + dir + "/r.json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  std::ifstream in(dir + "/ops.csv");
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto rows = test::parse_csv(text);
+  std::ifstream json(dir + "/r.json");
+  const auto result = nlohmann::json::parse(json);
+  ASSERT_EQ(rows.size(), result["op_log"]["records"].get<std::size_t>() + 1);
+  std::size_t shaped = 0;
+  for (const auto& row : rows) {
+    ASSERT_EQ(row.size(), 15u);
+    shaped += row[14].find(", ") != std::string::npos;
+  }
+  EXPECT_GT(shaped, 0u);  // shapes like "[64, 64]" hold a comma and stay one field
 }
 
 TEST(Traces, NothingIsWrittenWithoutTraceFlags) {

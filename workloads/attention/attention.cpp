@@ -114,7 +114,7 @@ const workloads::KnobSet& data_knobs() {
 
 const workloads::KnobSet& placement_knobs() {
   static const workloads::KnobSet set{"attention placement",
-                                      {{"pes", "8", "PEs per cube of a group (P); gqa_decode: or auto, like C"}}};
+                                      {{"pes", "8", "PEs per cube of a group (P); or auto (gqa_decode only), like C"}}};
   return set;
 }
 

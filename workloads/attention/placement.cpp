@@ -18,7 +18,7 @@ bool simulates(const std::vector<SipId>& simulate, SipId sip) {
 std::uint32_t group_start(const Topology& topo, std::uint32_t cubes, std::uint32_t index) {
   const GroupShape shape = group_shape(cubes);
   const std::uint32_t per_row = topo.sip.mesh_x / shape.w;
-  return (index / per_row) * shape.h * topo.sip.mesh_x + (index % per_row) * shape.w;
+  return topo.mesh().id({(index % per_row) * shape.w, (index / per_row) * shape.h}).value;
 }
 
 std::string head_tensor(const char* what, std::uint32_t kv_head, std::uint32_t index) {

@@ -59,7 +59,7 @@ DecodePlan plan_decode(RuntimeContext& rt, const DecodeConfig& c, const Attentio
     const SipId sip = plan.devices[dev];
     if (!simulates(c.simulate, sip)) continue;
     const std::uint32_t start = group_start(topo, c.cubes, gi);
-    const GroupGeometry geo = GroupGeometry::of(start, c.cubes, topo.sip.mesh_x);
+    const GroupGeometry geo = GroupGeometry::of(start, c.cubes, topo.mesh());
     auto name = [h](const char* what) { return head_tensor(what, h); };
     const DPPolicy everywhere = DPPolicy::replicate(c.cubes, c.pes, start);
     const DPPolicy kv = DPPolicy::shard2d(c.cubes, c.pes, start);

@@ -17,8 +17,8 @@ namespace {
 bool geo_has(const Topology& topo, const PrefillConfig& c, std::uint32_t groups_per_sip, std::uint32_t dev,
              const PeCoord& at) {
   const GroupShape shape = group_shape(c.g());
-  const std::uint32_t x = at.cube.value % topo.sip.mesh_x, y = at.cube.value / topo.sip.mesh_x;
-  const std::uint32_t group = (y / shape.h) * (topo.sip.mesh_x / shape.w) + x / shape.w;
+  const MeshPos pos = topo.mesh().pos(at.cube);
+  const std::uint32_t group = (pos.y / shape.h) * (topo.sip.mesh_x / shape.w) + pos.x / shape.w;
   return at.pe.value < c.pes && group < groups_per_sip && dev * groups_per_sip + group < c.h_kv;
 }
 
@@ -83,7 +83,7 @@ PrefillResult run_prefill(RuntimeContext& rt, const PrefillConfig& c, const Atte
     const SipId sip = res.devices[dev];
     if (!simulates(c.simulate, sip)) continue;
     const std::uint32_t start = group_start(topo, g, gi);
-    const GroupGeometry geo = GroupGeometry::of(start, g, topo.sip.mesh_x);
+    const GroupGeometry geo = GroupGeometry::of(start, g, topo.mesh());
     auto name = [h](const char* what, std::uint32_t i = ~0u) { return head_tensor(what, h, i); };
     PrefillGroup grp;
     grp.cube_start = start;
