@@ -23,6 +23,7 @@ run: program
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 	scripts/fuzz.sh 30
+	scripts/compiler_parity.sh $(BUILD)
 
 # The fuzz targets for FUZZ_SECONDS each (the long run of BENCHMARKS.md: 600).
 FUZZ_SECONDS ?= 600

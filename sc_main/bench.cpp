@@ -25,6 +25,7 @@
 #include "base/interrupt.h"
 #include "sc_main/processes.h"
 #include "sc_main/world.h"
+#include "workloads/result.h"
 
 
 namespace kb::cli {
@@ -154,13 +155,14 @@ gqa::SpTable sp_table(const std::map<std::size_t, Json>& rows) {
   gqa::SpTable t;
   for (const auto& [i, row] : rows) {
     if (row["panel"] != "decode") continue;
-    const Json& k = row["knobs"];
-    t.topology = row["topology"]["name"];
-    t.h_q = k["heads_q"];
-    t.h_kv = k["heads_kv"];
-    t.d = k["head_dim"];
-    t.t_q = k["q_len"];
-    t.entries.push_back({k["seq_len"], k["cubes_per_group"], k["pes"], row["simulated_cycles"]});
+    const workloads::Result r = workloads::Result::from_json(row);
+    const nlohmann::json& k = r.knobs;
+    t.topology = r.topology_name;
+    t.h_q = k.at("heads_q");
+    t.h_kv = k.at("heads_kv");
+    t.d = k.at("head_dim");
+    t.t_q = k.at("q_len");
+    t.entries.push_back({k.at("seq_len"), k.at("cubes_per_group"), k.at("pes"), r.simulated_cycles});
   }
   return t;
 }
@@ -316,7 +318,8 @@ int cmd_bench(const std::vector<std::string>& args) {
     Json result;
     {
       std::ifstream in(r.json);
-      result = Json::parse(in);
+      // Read through the result schema: a point's row is its run's Result.
+      result = workloads::Result::from_json(nlohmann::json::parse(in)).to_json();
     }
     std::filesystem::remove(r.json);
     std::filesystem::remove(r.log);

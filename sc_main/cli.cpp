@@ -1,32 +1,16 @@
 #include "sc_main/cli.h"
 
-#include <algorithm>
-#include <chrono>
-#include <filesystem>
 #include <iostream>
-#include <sstream>
-#include <map>
-#include <optional>
-#include <set>
-#include <stdexcept>
 
 #include <boost/program_options.hpp>
 #include <systemc>
-#include <unistd.h>
 
-#include "base/output_file.h"
 #include "base/topology.h"
-#include "base/units.h"
-#include "models/common/waveform.h"
 #include "platform/runtime_context.h"
-#include "platform/timeline.h"
-#include "platform/utilisation.h"
 #include "sc_main/bench.h"
 #include "sc_main/errors.h"
-#include "sc_main/partition.h"
+#include "sc_main/run_command.h"
 #include "sc_main/world.h"
-#include "workloads/report.h"
-#include "workloads/workload.h"
 
 namespace kb::cli {
 namespace po = boost::program_options;
@@ -40,372 +24,6 @@ const char* kUsage =
     "  kernbench bench gqa_llama70b [--quick] [--out sweep.json] [--jobs N] [--resume]\n"
     "  kernbench topology show|validate FILE [--set key.path=value ...]\n"
     "  kernbench --help | --version\n";
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-std::vector<SipId> parse_devices(const std::string& text, std::uint32_t sips) {
-  std::vector<SipId> out;
-  std::stringstream ss(text);
-  for (std::string item; std::getline(ss, item, ',');) {
-    const auto dash = item.find('-');
-    const auto lo = units::parse_count(item.substr(0, dash));
-    const auto hi = dash == std::string::npos ? lo : units::parse_count(item.substr(dash + 1));
-    if (!lo || !hi || *lo > *hi)
-      throw UsageError("--devices '" + text + "': expected SIP numbers like 0-3 or 0,2");
-    if (*hi >= sips)
-      throw InputError("--devices '" + text + "': the topology has " + std::to_string(sips) +
-                       " SIP(s), numbered 0-" + std::to_string(sips - 1));
-    for (std::uint64_t s = *lo; s <= *hi; ++s) out.emplace_back(static_cast<std::uint32_t>(s));
-  }
-  if (out.empty()) throw UsageError("--devices '" + text + "': names no SIP");
-  return out;
-}
-
-// Refuses an output path whose folder cannot be written, before any simulation time is spent.
-void check_writable(const std::string& flag, const std::string& path) {
-  if (path.empty()) return;
-  const std::filesystem::path p(path);
-  const std::filesystem::path dir = p.has_parent_path() ? p.parent_path() : ".";
-  if (!std::filesystem::is_directory(dir) || ::access(dir.c_str(), W_OK) != 0)
-    throw InputError(flag + " " + path + ": folder '" + dir.string() + "' does not exist or is not writable");
-}
-
-// Parses a whole-number flag value within [lo, hi].
-std::uint32_t count_flag(const std::string& flag, const std::string& text, std::uint32_t lo, std::uint32_t hi) {
-  const auto v = units::parse_count(text);
-  if (!v || *v < lo || *v > hi)
-    throw UsageError(flag + " '" + text + "': expected a whole number from " + std::to_string(lo) + " to " +
-                     std::to_string(hi));
-  return static_cast<std::uint32_t>(*v);
-}
-
-// A configuration field as the program spells it: seq_len -> --seq-len.
-std::string flag_of(const std::string& field) {
-  std::string f = "--" + field;
-  std::replace(f.begin(), f.end(), '_', '-');
-  return f;
-}
-
-// "a, b and c".
-std::string joined(const std::vector<std::string>& items) {
-  std::string out;
-  for (std::size_t i = 0; i < items.size(); ++i)
-    out += (i == 0 ? "" : i + 1 == items.size() ? " and " : ", ") + items[i];
-  return out;
-}
-
-// Every knob of every workload, once: the flags `run` takes besides its own.
-struct KnobIndex {
-  struct Entry {
-    workloads::Knob knob;
-    const workloads::KnobSet* set = nullptr;  // the first set that holds it
-    std::vector<std::string> readers;         // the workloads that read it
-  };
-  std::vector<std::string> order;
-  std::map<std::string, Entry> by_field;
-
-  KnobIndex() {
-    for (const workloads::Workload* w : workloads::registry())
-      for (const workloads::KnobSet* set : w->knobs())
-        for (const workloads::Knob& k : set->knobs) {
-          auto [it, fresh] = by_field.try_emplace(k.field, Entry{k, set, {}});
-          if (fresh) order.push_back(k.field);
-          if (std::find(it->second.readers.begin(), it->second.readers.end(), w->name()) == it->second.readers.end())
-            it->second.readers.push_back(w->name());
-        }
-  }
-  // Workloads that read any knob of `set`.
-  std::vector<std::string> readers_of(const workloads::KnobSet& set) const {
-    std::vector<std::string> out;
-    for (const workloads::Workload* w : workloads::registry())
-      for (const workloads::KnobSet* s : w->knobs())
-        if (s == &set) out.push_back(w->name());
-    return out;
-  }
-};
-
-bool reads(const workloads::Workload& w, const std::string& field) {
-  for (const workloads::KnobSet* set : w.knobs())
-    for (const workloads::Knob& k : set->knobs)
-      if (k.field == field) return true;
-  return false;
-}
-
-// A workload's configuration error in the program's words.
-[[noreturn]] void rethrow_as_flags(const workloads::ConfigError& e) {
-  const std::string text = e.render(flag_of);
-  if (e.usage()) throw UsageError(text);
-  throw InputError(text);
-}
-
-// The program's own flags a split run's parent keeps for itself.
-const std::set<std::string> kParentOnly = {"jobs", "json", "op-log", "timeline", "devices", "simulate", "part"};
-
-// The command line of a split run's parts: every flag given, less the parent's own.
-std::vector<std::string> part_command(const po::variables_map& vm) {
-  std::vector<std::string> out = {"run"};
-  for (const auto& [name, value] : vm) {
-    if (value.defaulted() || kParentOnly.count(name)) continue;
-    if (const auto* on = boost::any_cast<bool>(&value.value())) {
-      if (*on) out.push_back("--" + name);
-    } else if (const auto* many = boost::any_cast<std::vector<std::string>>(&value.value())) {
-      for (const std::string& v : *many) out.insert(out.end(), {"--" + name, v});
-    } else {
-      out.insert(out.end(), {"--" + name, value.as<std::string>()});
-    }
-  }
-  return out;
-}
-
-int cmd_run(const std::vector<std::string>& args) {
-  std::string kernel, topology_file, devices_flag, json_file, op_log_file, vcd_file, vcd_filter, timeline_file;
-  std::string jobs_text, simulate_text, part_file, max_sim_text, timeout_text;
-  std::vector<std::string> sets;
-  bool data = false;
-  std::vector<std::string> names;
-  for (const workloads::Workload* w : workloads::registry()) names.push_back(w->name());
-  po::options_description opts("kernbench run options");
-  opts.add_options()
-      ("help,h", "show this help")
-      ("kernel", po::value(&kernel)->default_value("gqa_decode"), ("workload: " + joined(names)).c_str())
-      ("topology", po::value(&topology_file)->default_value(KERNBENCH_DEFAULT_TOPOLOGY), "topology YAML")
-      ("set", po::value(&sets)->composing(), "override a topology value: key.path=value (repeatable)")
-      ("devices", po::value(&devices_flag), "SIPs to run on, e.g. 0-3 or 0,2 (default: all)")
-      ("data", po::bool_switch(&data), "data mode: simulate real values (default: timing mode)")
-      ("json", po::value(&json_file), "write the run's result as JSON to FILE")
-      ("op-log", po::value(&op_log_file), "write the op log to FILE (.jsonl or .csv)")
-      ("timeline", po::value(&timeline_file), "write a Chrome trace-event timeline (Perfetto) to FILE")
-      ("vcd", po::value(&vcd_file), "write a VCD waveform (engine busy and queue depth, link busy) to FILE")
-      ("vcd-filter", po::value(&vcd_filter),
-       "--vcd: only modules whose path matches one of these comma-separated globs, e.g. 'sip0.cube3.*'")
-      ("max-sim-time", po::value(&max_sim_text),
-       "stop each device's simulation after this many cycles (e.g. 200000 or 200000cycles); partial results")
-      ("timeout", po::value(&timeout_text), "stop the run after this many seconds of wall time; partial results")
-      ("jobs", po::value(&jobs_text)->default_value("1"),
-       "split the run by SIP over N processes (timing mode, workloads that split by SIP); same results");
-  // The workloads' knobs, each once, with the workloads that read it.
-  const KnobIndex index;
-  po::options_description knob_opts("workload knobs (the workloads that read each are in brackets)", 120, 60);
-  for (const std::string& field : index.order) {
-    const auto& e = index.by_field.at(field);
-    const std::string help = e.knob.help + " [" + joined(e.readers) + "]";
-    const std::string flag = flag_of(field).substr(2);
-    if (e.knob.is_switch) knob_opts.add_options()(flag.c_str(), po::bool_switch(), help.c_str());
-    else if (e.knob.fallback.empty()) knob_opts.add_options()(flag.c_str(), po::value<std::string>(), help.c_str());
-    else
-      knob_opts.add_options()(flag.c_str(), po::value<std::string>()->default_value(e.knob.fallback), help.c_str());
-  }
-  // What a part of a --jobs run gets from its parent, not for people.
-  po::options_description internal;
-  internal.add_options()("simulate", po::value(&simulate_text))("part", po::value(&part_file));
-  po::options_description all;
-  all.add(opts).add(knob_opts).add(internal);
-  po::variables_map vm;
-  // No abbreviated flags: a --jobs run passes the command line on to its parts.
-  po::store(po::command_line_parser(args)
-                .options(all)
-                .style(po::command_line_style::default_style & ~po::command_line_style::allow_guessing)
-                .run(),
-            vm);
-  po::notify(vm);
-  if (vm.count("help")) {
-    std::cout << kUsage << "\n" << opts << "\n" << knob_opts << "\nworkloads:\n";
-    for (const workloads::Workload* w : workloads::registry())
-      std::cout << "  " << w->name() << std::string(14 - std::min<std::size_t>(13, w->name().size()), ' ')
-                << w->summary() << "\n";
-    return 0;
-  }
-  const workloads::Workload* workload = workloads::find(kernel);
-  if (workload == nullptr) throw UsageError("--kernel '" + kernel + "': allowed values: " + joined(names));
-  // The knobs' values; a knob given that this workload does not read is a mistake.
-  workloads::Values values;
-  for (const std::string& field : index.order) {
-    const auto& e = index.by_field.at(field);
-    const std::string flag = flag_of(field).substr(2);
-    const bool given = vm.count(flag) && !vm[flag].defaulted() && (!e.knob.is_switch || vm[flag].as<bool>());
-    if (!reads(*workload, field)) {
-      if (!given) continue;
-      std::vector<std::string> flags;
-      for (const workloads::Knob& k : e.set->knobs) flags.push_back(flag_of(k.field));
-      const auto readers = index.readers_of(*e.set);
-      throw UsageError(joined(flags) + (flags.size() == 1 ? " applies" : " apply") + " to --kernel " +
-                       joined(readers));
-    }
-    if (e.knob.is_switch) values.set(field, vm[flag].as<bool>() ? "true" : "", given);
-    else values.set(field, vm.count(flag) ? vm[flag].as<std::string>() : "", given);
-  }
-  if (!op_log_file.empty() && !op_log_file.ends_with(".jsonl") && !op_log_file.ends_with(".csv"))
-    throw UsageError("--op-log " + op_log_file + ": the file name must end in .jsonl or .csv");
-  if (!workload->tl() && (data || !op_log_file.empty() || !timeline_file.empty()))
-    throw UsageError("--kernel " + kernel + " drives the DMA directly: --data, --op-log and --timeline need a tl kernel");
-  if (vm.count("vcd-filter") && vcd_file.empty()) throw UsageError("--vcd-filter needs --vcd FILE");
-
-  const Topology topo = Topology::load(topology_file, sets);
-  std::vector<SipId> devices;
-  if (vm.count("devices")) devices = parse_devices(devices_flag, topo.system.sips);
-  else
-    for (std::uint32_t s = 0; s < topo.system.sips; ++s) devices.emplace_back(s);
-  check_writable("--json", json_file);
-  check_writable("--op-log", op_log_file);
-  check_writable("--timeline", timeline_file);
-  check_writable("--vcd", vcd_file);
-  const std::uint32_t jobs = count_flag("--jobs", jobs_text, 1, 256);
-  RunOptions run_options{data, 0, 0};
-  if (vm.count("max-sim-time")) {
-    const auto cycles = units::parse_cycles(max_sim_text);
-    if (!cycles || *cycles == 0)
-      throw UsageError("--max-sim-time '" + max_sim_text + "': expected a number of cycles above 0, e.g. 200000cycles");
-    run_options.max_cycles = *cycles;
-  }
-  if (vm.count("timeout")) {
-    char* end = nullptr;
-    const double seconds = std::strtod(timeout_text.c_str(), &end);
-    if (end == timeout_text.c_str() || *end != '\0' || !(seconds > 0) || seconds > 1e7)
-      throw UsageError("--timeout '" + timeout_text + "': expected seconds of wall time above 0, e.g. 60 or 0.5");
-    run_options.timeout_seconds = seconds;
-  }
-  if ((run_options.max_cycles || run_options.timeout_seconds > 0) && !workload->tl())
-    throw UsageError("--max-sim-time and --timeout apply to tl kernels; " + kernel + " is a fixed DMA stream");
-  const World& world = World::get();
-  const bool mpi = world.size() > 1;  // started by mpirun: the ranks split the run by SIP
-  if (jobs > 1 || mpi) {
-    const std::string how = mpi ? "mpirun" : "--jobs";
-    if (mpi && jobs > 1) throw UsageError("--jobs and mpirun both split the run by SIP: use one of them");
-    if (!workload->splits_by_sip()) {
-      std::vector<std::string> split;
-      for (const workloads::Workload* w : workloads::registry())
-        if (w->splits_by_sip()) split.push_back(w->name());
-      throw UsageError(how + " splits --kernel " + joined(split) + " by SIP; " + kernel + " runs in one process");
-    }
-    if (data || values.given("inputs") || !vcd_file.empty())
-      throw UsageError(how + " splits timing-mode runs; --data, --inputs, --outputs, --check and --vcd run in one "
-                             "process");
-  }
-  workloads::Setup setup{&topo, devices, {}, data};
-  if (!part_file.empty()) setup.simulate = parse_devices(simulate_text, topo.system.sips);
-  if (mpi) {
-    const auto parts = split_devices(devices, static_cast<std::size_t>(world.size()));
-    if (static_cast<std::size_t>(world.rank()) >= parts.size()) {  // more ranks than SIPs: nothing to simulate
-      world.send(0, "{}");
-      return 0;
-    }
-    setup.simulate = parts[static_cast<std::size_t>(world.rank())];
-  }
-  std::unique_ptr<workloads::Job> job;
-  try {
-    job = workload->configure(values, setup);
-  } catch (const workloads::ConfigError& e) {
-    rethrow_as_flags(e);
-  } catch (const std::invalid_argument& e) {
-    throw InputError(e.what());
-  }
-  for (const std::string& note : job->notes()) std::cout << "kernbench: " << note << "\n";
-
-  auto write_traces = [&](const OpLog& log) {
-    if (!op_log_file.empty())
-      write_file_atomically(op_log_file, op_log_file.ends_with(".csv") ? log.to_csv() : log.to_jsonl());
-    if (!timeline_file.empty()) write_file_atomically(timeline_file, chrome_trace(log, topo));
-  };
-  auto t0 = std::chrono::steady_clock::now();
-  // The report, traces and JSON of a finished run; the exit code.
-  auto finish = [&](workloads::Result r, const OpLog& log) {
-    r.topology_file = topology_file;
-    r.topology_name = topo.name;
-    workload->derive(r);
-    std::cout << workload->report(r, topo) << report::tail(r);
-    write_traces(log);
-    if (!json_file.empty()) write_file_atomically(json_file, r.to_json().dump(2) + "\n");
-    return r.numerics && r.numerics->enforced && !r.numerics->pass ? 1 : 0;
-  };
-  // The parts of a run split by SIP (in device order), merged.
-  auto finish_parts = [&](const std::vector<nlohmann::json>& parts, const OpLog& log, double seconds) {
-    std::vector<workloads::Result> results;
-    for (const nlohmann::json& p : parts) results.push_back(workloads::Result::from_json(p));
-    workloads::Result merged = workloads::Result::merge(results);
-    merged.wall.simulation_seconds = seconds;
-    return finish(std::move(merged), log);
-  };
-  // This process simulated one part of a split run: a --jobs part writes it for its
-  // parent; an MPI rank sends it to rank 0, which gathers every part and reports.
-  auto finish_part = [&](const workloads::Result& r, const OpLog& log) {
-    if (!part_file.empty()) {
-      write_traces(log);
-      write_file_atomically(part_file, r.to_json().dump() + "\n");
-      return 0;
-    }
-    const bool want_log = !op_log_file.empty() || !timeline_file.empty();
-    const nlohmann::json message = {{"part", r.to_json()}, {"op_log", want_log ? log.to_jsonl() : ""}};
-    if (world.rank() != 0) {
-      world.send(0, message.dump());
-      return 0;
-    }
-    std::map<int, nlohmann::json> by_rank{{0, message}};
-    while (by_rank.size() < static_cast<std::size_t>(world.size())) {
-      auto [from, text] = world.receive();
-      by_rank[from] = nlohmann::json::parse(text);
-    }
-    std::vector<nlohmann::json> parts;
-    OpLog merged;
-    for (const auto& [rank, m] : by_rank) {
-      if (!m.contains("part")) continue;  // a rank with no SIP to simulate
-      parts.push_back(m["part"]);
-      merged.append_jsonl(m["op_log"].get<std::string>());
-    }
-    return finish_parts(parts, merged, seconds_since(t0));
-  };
-  if (jobs > 1) {
-    OpLog log;
-    const bool want_log = !op_log_file.empty() || !timeline_file.empty();
-    const auto parts = run_parts(part_command(vm), devices, split_devices(devices, jobs), want_log ? &log : nullptr);
-    return finish_parts(parts, log, seconds_since(t0));
-  }
-  System system("system", topo);
-  const double elaboration_seconds = seconds_since(t0);
-  std::optional<Waveform> wave;
-  if (!vcd_file.empty()) {
-    wave.emplace(vcd_filter, std::string(system.name()) + ".");
-    system.trace(*wave);
-    if (wave->signal_count() == 0)
-      throw UsageError("--vcd-filter '" + vcd_filter + "' matches no module; paths look like sip0.cube3.pe2.gemm, "
-                       "sip0.cube3.fabric.pe2.tx, sip0.noc.router3.east");
-  }
-  t0 = std::chrono::steady_clock::now();
-  run_options.data = job->data_mode(data);
-  RuntimeContext rt(system, run_options);
-  try {
-    workloads::Result r = job->run(rt);
-    r.wall = {elaboration_seconds, seconds_since(t0), report::peak_rss_kib(), system.transactions()};
-    r.use = utilisation(system, r.simulated_cycles);
-    if (!part_file.empty() || mpi) return finish_part(r, rt.op_log());
-    if (wave) {
-      std::ostringstream text;
-      wave->write_vcd(text);
-      write_file_atomically(vcd_file, text.str());
-    }
-    return finish(std::move(r), rt.op_log());
-  } catch (const RunStopped& e) {
-    // What the run did until the limit: the op log and timeline as asked, and a result
-    // marked partial; exit code 1.
-    std::cout << "kernbench: " << kernel << " on " << topo.name << ": run stopped: " << e.what()
-              << "\n  partial results: " << rt.op_log().size() << " op-log records so far\n";
-    write_traces(rt.op_log());
-    workloads::Result r;
-    r.workload = kernel;
-    r.topology_file = topology_file;
-    r.topology_name = topo.name;
-    r.devices = devices;
-    r.partial = true;
-    r.stopped = e.what();
-    r.cycles_reached = e.cycles();
-    r.add("op_log.records", rt.op_log().size(), workloads::Merge::Sum);
-    r.wall = {elaboration_seconds, seconds_since(t0), report::peak_rss_kib(), system.transactions()};
-    if (!json_file.empty()) write_file_atomically(json_file, r.to_json().dump(2) + "\n");
-    std::cerr << "kernbench: run stopped: " << e.what() << "\n";
-    return 1;
-  }
-}
 
 int cmd_topology(const std::vector<std::string>& args) {
   std::string action, file;
@@ -440,7 +58,7 @@ int cmd_topology(const std::vector<std::string>& args) {
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   try {
-    if (args.empty()) return cmd_run({});
+    if (args.empty()) return execute_run(parse_run({}));
     const std::string cmd = args.front();
     const std::vector<std::string> rest(args.begin() + 1, args.end());
     if (cmd == "--help" || cmd == "-h" || cmd == "help") {
@@ -452,7 +70,14 @@ int main(int argc, char** argv) {
                 << (World::built_with_mpi() ? "; MPI" : "; without MPI") << ")\n";
       return 0;
     }
-    if (cmd == "run") return cmd_run(rest);
+    if (cmd == "run") {
+      const RunRequest request = parse_run(rest);
+      if (!request.help.empty()) {
+        std::cout << kUsage << "\n" << request.help;
+        return 0;
+      }
+      return execute_run(request);
+    }
     if (cmd == "topology") return cmd_topology(rest);
     if (cmd == "bench") return cmd_bench(rest);
     throw UsageError("unknown command '" + cmd + "'; commands: run, bench, topology");

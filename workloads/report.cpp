@@ -16,8 +16,10 @@ void shape_line(Lines& add, const nlohmann::json& k) {
 
 std::string span_text(const nlohmann::json& span) {
   if (span.at("end") == 0) return "-";
-  return "[" + std::to_string(span.at("begin").get<std::uint64_t>()) + ", " +
-         std::to_string(span.at("end").get<std::uint64_t>()) + ")";
+  char text[64];
+  std::snprintf(text, sizeof text, "[%llu, %llu)", span.at("begin").get<unsigned long long>(),
+                span.at("end").get<unsigned long long>());
+  return text;
 }
 
 void simulated_line(Lines& add, const workloads::Result& r) {

@@ -77,8 +77,20 @@ std::vector<UseRow> use_rows_of(const Json& rows) {
 
 std::string devices_text(const std::vector<SipId>& devices) {
   std::string out;
-  for (const SipId d : devices) out += (out.empty() ? "" : ",") + std::to_string(d.value);
+  for (const SipId d : devices) {
+    if (!out.empty()) out += ',';
+    out += std::to_string(d.value);
+  }
   return out;
+}
+
+Result Result::of(std::string workload, std::vector<SipId> devices, std::uint64_t cycles, const Topology& topo) {
+  Result r;
+  r.workload = std::move(workload);
+  r.devices = std::move(devices);
+  r.simulated_cycles = cycles;
+  r.simulated_seconds = static_cast<double>(cycles) / topo.pe.clock_hz;
+  return r;
 }
 
 void Result::add(std::string name, Json value, Merge merge) {
@@ -157,7 +169,7 @@ Result Result::from_json(const Json& j) {
   }
   if (j.contains("utilisation")) {
     const Json& u = j["utilisation"];
-    r.use = Utilisation{u.at("cycles"), use_rows_of(u.at("sips")), use_rows_of(u.at("cubes"))};
+    r.use = Utilisation{u.at("cycles"), use_rows_of(u.at("sips")), use_rows_of(u.value("cubes", Json::array()))};
   }
   const Json& w = j.at("wall");
   r.wall = {w.at("elaboration_seconds"), w.at("simulation_seconds"), w.at("peak_rss_kib"), w.at("transactions")};

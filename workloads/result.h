@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/ids.h"
+#include "base/topology.h"
 #include "platform/utilisation.h"
 
 namespace kb::workloads {
@@ -62,6 +63,9 @@ struct Result {
   std::string stopped;
   std::uint64_t cycles_reached = 0;
 
+  // A result of `cycles` simulated cycles of `workload` on `devices`, at the topology's clock.
+  static Result of(std::string workload, std::vector<SipId> devices, std::uint64_t cycles, const Topology& topo);
+
   void add(std::string name, nlohmann::json value, Merge merge);
   bool has(const std::string& name) const;
   const nlohmann::json& figure(const std::string& name) const;  // throws std::out_of_range
@@ -69,6 +73,7 @@ struct Result {
   std::uint64_t count(const std::string& name) const { return figure(name).get<std::uint64_t>(); }
 
   nlohmann::json to_json() const;
+  // Reads to_json's output (other keys are ignored; per-cube utilisation may be left out).
   static Result from_json(const nlohmann::json& j);
   // The parts of a run split by SIP, in device order: the latency is the slowest part's,
   // figures merge by their rule (Derived ones are left for Workload::derive),

@@ -128,6 +128,13 @@ const KnobSet& storage_knobs();
 DType dtype_of(const Values& v);
 std::uint32_t seed_of(const Values& v);
 
+// The one instance of a workload class, for its folder's registration function.
+template <class W>
+const Workload& instance() {
+  static const W w;
+  return w;
+}
+
 // Every workload, in the order of workloads/list.h.
 const std::vector<const Workload*>& registry();
 const Workload* find(const std::string& name);  // nullptr if none has that name

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/gqa/helpers.h"
 #include "kernels/tl/ctx.h"
 
 namespace kb::gqa {
@@ -30,16 +31,12 @@ struct DecodeGroup {
   std::uint32_t cube_start = 0;
 };
 
-struct DecodeParams {
-  std::uint32_t g = 8, t_q = 1, d = 128;
-  std::uint64_t s = 0;
-  bool causal = true;
-  float scale = 0;
-  std::uint32_t cubes = 8, pes = 8;  // C, P
+struct DecodeParams : AttentionParams {
+  std::uint32_t g = 8;
+  std::uint32_t cubes = 8;  // C
   Variant variant = Variant::Pipelined;
   std::uint32_t tile_rows = 512;    // KV rows per sweep tile
   std::uint32_t stream_rows = 128;  // rows per composite streaming tile
-  DType dtype = DType::bf16;
   std::vector<DecodeGroup> groups;  // the groups of the device the kernel runs on
 };
 

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/gqa/helpers.h"
 #include "kernels/tl/ctx.h"
 
 namespace kb::gqa {
@@ -33,15 +34,11 @@ struct PrefillGroup {
   std::vector<DeviceTensor> q, o;  // per cube of the group: [T_q, d] row-wise over its P PEs
 };
 
-struct PrefillParams {
-  std::uint32_t cubes = 8, pes = 8, d = 128, t_q = 0;
-  std::uint64_t s = 0;
-  bool causal = true;
-  float scale = 0;
+struct PrefillParams : AttentionParams {
+  std::uint32_t cubes = 8;  // C = G
   RowLayout layout = RowLayout::Zigzag;
   std::uint32_t chunk_rows = 256;  // KV rows per ring chunk
   std::uint32_t q_tile = 64;       // query rows per tile
-  DType dtype = DType::bf16;
   std::vector<PrefillGroup> groups;
 };
 

@@ -36,6 +36,18 @@ const Group* find_group(const tl::Ctx& tl, const std::vector<Group>& groups, std
   return nullptr;
 }
 
+// What every GQA kernel is told about the problem: head dimension, query tokens,
+// context length, the mask and the softmax scale, the PEs of a cube it uses and the
+// storage dtype.
+struct AttentionParams {
+  std::uint32_t d = 128, t_q = 1;
+  std::uint64_t s = 0;
+  bool causal = true;
+  float scale = 0;
+  std::uint32_t pes = 8;  // P
+  DType dtype = DType::bf16;
+};
+
 // One node of a reduce tree: whom it receives from (in order) and whom it sends to.
 struct TreeNode {
   std::vector<std::uint32_t> children;

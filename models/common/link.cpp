@@ -32,7 +32,7 @@ void Link::hold(sc_core::sc_time start, std::uint64_t bytes) {
   }
 }
 
-void Link::trace(Waveform& wave) {
+void Link::record_to(Waveform& wave) {
   busy_signal_ = wave.add(name_, "busy", 1);
   if (busy_signal_ >= 0) wave_ = &wave;
 }

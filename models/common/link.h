@@ -33,7 +33,7 @@ class Link {
   void hold(sc_core::sc_time start, std::uint64_t bytes);
 
   // Records the link's busy intervals into `wave` (if its filter takes the link).
-  void trace(Waveform& wave);
+  void record_to(Waveform& wave);
 
   std::uint64_t bytes() const { return bytes_; }
   std::uint64_t transfers() const { return transfers_; }

@@ -27,9 +27,9 @@ CubeFabric::CubeFabric(const sc_core::sc_module_name& name, const Topology& topo
   }
 }
 
-void CubeFabric::trace(Waveform& wave) {
+void CubeFabric::record_to(Waveform& wave) {
   for (auto* links : {&pe_tx_, &pe_rx_, &ch_tx_, &ch_rx_})
-    for (Link& l : *links) l.trace(wave);
+    for (Link& l : *links) l.record_to(wave);
 }
 
 std::optional<AtRouter::Hop> CubeFabric::route(const tlm::tlm_generic_payload& gp,

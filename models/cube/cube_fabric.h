@@ -31,7 +31,7 @@ class CubeFabric : public AtRouter {
   const Link& pe_tx(PeId pe) const { return pe_tx_[pe.value]; }
   const Link& pe_rx(PeId pe) const { return pe_rx_[pe.value]; }
   // Traces the busy intervals of every port (the PE ports carry IPCQ and sibling DMA).
-  void trace(Waveform& wave);
+  void record_to(Waveform& wave);
 
  private:
   std::optional<Hop> route(const tlm::tlm_generic_payload& gp, std::size_t in) override;

@@ -26,9 +26,9 @@ NocRouter::NocRouter(const sc_core::sc_module_name& name, const Topology& topo,
   }
 }
 
-void NocRouter::trace(Waveform& wave) {
+void NocRouter::record_to(Waveform& wave) {
   for (auto& l : links_)
-    if (l) l->trace(wave);
+    if (l) l->record_to(wave);
 }
 
 std::optional<Direction> NocRouter::next_step(CubeId dst) const {

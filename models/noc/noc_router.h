@@ -27,7 +27,7 @@ class NocRouter : public AtRouter {
   bool has(Direction d) const { return ports_[index(d)].has_value(); }
   // The outgoing link toward a neighbour (nullptr at the mesh edge).
   const Link* link(Direction d) const { return links_[index(d)].get(); }
-  void trace(Waveform& wave);  // the busy intervals of its outgoing mesh links
+  void record_to(Waveform& wave);  // the busy intervals of its outgoing mesh links
 
   // The first step from this router toward `dst` (nullopt: dst is here).
   std::optional<Direction> next_step(CubeId dst) const;

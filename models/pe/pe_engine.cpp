@@ -37,7 +37,7 @@ tlm::tlm_sync_enum PeEngine::nb_transport_fw(tlm::tlm_generic_payload& gp, tlm::
   });
 }
 
-void PeEngine::trace(Waveform& wave) {
+void PeEngine::record_to(Waveform& wave) {
   if (!wave.wants(name())) return;
   wave_ = &wave;
   for (std::size_t i = 0; i < lanes_.size(); ++i) {

@@ -30,7 +30,7 @@ class PeEngine : public sc_core::sc_module {
 
   // Records per lane a busy wire (a command in service: started, not finished) and the
   // queue depth (accepted, not finished) into `wave`, if its filter takes this engine.
-  void trace(Waveform& wave);
+  void record_to(Waveform& wave);
 
  protected:
   PeEngine(const sc_core::sc_module_name& name, const Topology& topo, std::size_t lanes);

@@ -21,17 +21,17 @@ void System::for_each_pe(const std::function<void(Pe&)>& visit) {
 
 namespace kb {
 
-void System::trace(Waveform& wave) {
+void System::record_to(Waveform& wave) {
   wave_ = &wave;
   for (auto& sip : sips_)
     for (std::uint32_t c = 0; c < sip->cube_count(); ++c) {
       Cube& cube = sip->cube(CubeId(c));
-      sip->noc.router(CubeId(c)).trace(wave);
-      cube.fabric.trace(wave);
+      sip->noc.router(CubeId(c)).record_to(wave);
+      cube.fabric.record_to(wave);
       for (std::uint32_t p = 0; p < cube.pe_count(); ++p) {
-        cube.hbm(PeId(p)).wire().trace(wave);
+        cube.hbm(PeId(p)).wire().record_to(wave);
         Pe& pe = cube.pe(PeId(p));
-        for (PeEngine* e : std::initializer_list<PeEngine*>{&pe.dma, &pe.gemm, &pe.math, &pe.ipcq}) e->trace(wave);
+        for (PeEngine* e : std::initializer_list<PeEngine*>{&pe.dma, &pe.gemm, &pe.math, &pe.ipcq}) e->record_to(wave);
       }
     }
 }

@@ -25,7 +25,7 @@ class System : public sc_core::sc_module {
 
   // Records into `wave` the signals its filter takes: every engine's busy and queue
   // depth, every NOC link's, fabric port's and HBM channel's busy.
-  void trace(Waveform& wave);
+  void record_to(Waveform& wave);
   // Times that traces record count from here (the runtime simulates one SIP after another).
   void set_time_origin(const sc_core::sc_time& origin) {
     if (wave_ != nullptr) wave_->set_origin(origin);

@@ -16,6 +16,18 @@ reference::AttentionShape AttentionShape::reference() const {
   return {h_q, h_kv, t_q, d, s, causal, 1.0 / std::sqrt(static_cast<double>(d))};
 }
 
+AttentionParams attention_params(const AttentionShape& a, std::uint32_t pes) {
+  AttentionParams p;
+  p.d = a.d;
+  p.t_q = a.t_q;
+  p.s = a.s;
+  p.causal = a.causal;
+  p.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(a.d)));
+  p.pes = pes;
+  p.dtype = a.dtype;
+  return p;
+}
+
 void validate_shape(const AttentionShape& a) {
   if (a.h_kv == 0 || a.h_q == 0) throw ConfigError("{heads_q} and {heads_kv} must be at least 1");
   if (a.h_q % a.h_kv != 0)
@@ -56,7 +68,7 @@ AttentionInputs AttentionInputs::random(const AttentionShape& a, std::uint32_t s
     h.data.resize(h.elements());
     std::mt19937 gen(sd);
     std::normal_distribution<float> d(0.0f, 1.0f);
-    for (auto& v : h.data) v = d(gen);
+    for (auto& x : h.data) x = d(gen);
     return h;
   };
   const auto s = static_cast<std::int64_t>(a.s);
@@ -157,12 +169,8 @@ void AttentionData::finish(const AttentionShape& a, const HostTensor& o, workloa
 
 workloads::Result attention_result(const std::string& workload, const AttentionShape& a, bool data,
                                    const std::vector<SipId>& devices, std::uint64_t cycles, const Topology& topo) {
-  workloads::Result r;
-  r.workload = workload;
+  workloads::Result r = workloads::Result::of(workload, devices, cycles, topo);
   r.mode = data ? "data" : "timing";
-  r.devices = devices;
-  r.simulated_cycles = cycles;
-  r.simulated_seconds = static_cast<double>(cycles) / topo.pe.clock_hz;
   std::vector<std::uint32_t> devs;
   for (const SipId d : devices) devs.push_back(d.value);
   r.knobs = {{"heads_q", a.h_q},   {"heads_kv", a.h_kv},          {"head_dim", a.d},

@@ -8,6 +8,7 @@
 
 #include "base/dtype.h"
 #include "base/npy.h"
+#include "kernels/gqa/helpers.h"
 #include "kernels/reference/attention.h"
 #include "workloads/workload.h"
 
@@ -30,6 +31,9 @@ void validate_shape(const AttentionShape& a);
 // H_kv groups; `group` names the group size in the message ("{cubes_per_group} 8").
 void validate_groups(const AttentionShape& a, std::uint32_t cubes, std::uint32_t pes, const std::string& group,
                      const std::vector<SipId>& devices, const Topology& topo);
+
+// What the kernels are told of the shape, for groups of `pes` PEs per cube.
+AttentionParams attention_params(const AttentionShape& a, std::uint32_t pes);
 
 // q [H_q, T_q, d], k and v [H_kv, S, d].
 struct AttentionInputs {

@@ -70,12 +70,8 @@ class ExampleJob : public Job {
       }
     }
     rt.run();
-    Result r;
-    r.workload = kernel_;
+    Result r = Result::of(kernel_, devices_, rt.last_run_cycles(), topo);
     r.mode = rt.data_mode() ? "data" : "timing";
-    r.devices = devices_;
-    r.simulated_cycles = rt.last_run_cycles();
-    r.simulated_seconds = static_cast<double>(r.simulated_cycles) / topo.pe.clock_hz;
     r.knobs = {{"rows_per_pe", c_.rows_per_pe}, {"k", c_.k}, {"m_tile", c_.m_tile}, {"dtype", dtype_name(c_.dtype)},
                {"seed", c_.seed}};
     if (kernel_ == "tiled_gemm") {
@@ -133,17 +129,19 @@ class Example : public Workload {
   std::vector<const KnobSet*> knobs_;
 };
 
+struct TiledGemm : Example {
+  TiledGemm()
+      : Example("tiled_gemm", "tl example: a tiled GEMM, B streamed from HBM",
+                {&rows_knobs(), &gemm_knobs(), &storage_knobs()}) {}
+};
+
+struct RowSoftmax : Example {
+  RowSoftmax() : Example("row_softmax", "tl example: softmax over the rows of a matrix", {&rows_knobs(), &storage_knobs()}) {}
+};
+
 }  // namespace
 
-const Workload& tiled_gemm_workload() {
-  static const Example w("tiled_gemm", "tl example: a tiled GEMM, B streamed from HBM",
-                         {&rows_knobs(), &gemm_knobs(), &storage_knobs()});
-  return w;
-}
-
-const Workload& row_softmax_workload() {
-  static const Example w("row_softmax", "tl example: softmax over the rows of a matrix", {&rows_knobs(), &storage_knobs()});
-  return w;
-}
+const Workload& tiled_gemm_workload() { return instance<TiledGemm>(); }
+const Workload& row_softmax_workload() { return instance<RowSoftmax>(); }
 
 }  // namespace kb::workloads

@@ -37,23 +37,15 @@ DecodePlan plan_decode(RuntimeContext& rt, const DecodeConfig& c, const Attentio
   const std::uint32_t g = c.h_q / c.h_kv, m_rows = g * c.t_q;
   const auto s = static_cast<std::int64_t>(c.s);
 
+  DecodeParams proto;
+  static_cast<AttentionParams&>(proto) = attention_params(c, c.pes);
+  proto.g = g;
+  proto.cubes = c.cubes;
+  proto.variant = c.variant;
+  proto.tile_rows = plan.tile_rows;
+  proto.stream_rows = std::min(c.stream_rows, plan.tile_rows);
   auto& params = plan.params;
-  params.resize(plan.devices.size());
-  for (auto& p : params) {
-    p = std::make_shared<DecodeParams>();
-    p->g = g;
-    p->t_q = c.t_q;
-    p->d = c.d;
-    p->s = c.s;
-    p->causal = c.causal;
-    p->scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(c.d)));
-    p->cubes = c.cubes;
-    p->pes = c.pes;
-    p->variant = c.variant;
-    p->tile_rows = plan.tile_rows;
-    p->stream_rows = std::min(c.stream_rows, plan.tile_rows);
-    p->dtype = c.dtype;
-  }
+  for (std::size_t i = 0; i < plan.devices.size(); ++i) params.push_back(std::make_shared<DecodeParams>(proto));
   for (std::uint32_t h = 0; h < c.h_kv; ++h) {
     const std::uint32_t dev = h / plan.groups_per_sip, gi = h % plan.groups_per_sip;
     const SipId sip = plan.devices[dev];

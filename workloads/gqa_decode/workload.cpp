@@ -143,9 +143,6 @@ class GqaDecode : public Workload {
 
 }  // namespace
 
-const Workload& gqa_decode_workload() {
-  static const GqaDecode w;
-  return w;
-}
+const Workload& gqa_decode_workload() { return instance<GqaDecode>(); }
 
 }  // namespace kb::workloads

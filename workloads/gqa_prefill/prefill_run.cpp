@@ -61,21 +61,14 @@ PrefillResult run_prefill(RuntimeContext& rt, const PrefillConfig& c, const Atte
       rows_per_pe = std::max(rows_per_pe, n);
     }
   }
-  std::vector<std::shared_ptr<PrefillParams>> params(res.devices.size());
-  for (auto& p : params) {
-    p = std::make_shared<PrefillParams>();
-    p->cubes = g;
-    p->pes = c.pes;
-    p->d = c.d;
-    p->t_q = t_q;
-    p->s = c.s;
-    p->causal = c.causal;
-    p->scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(c.d)));
-    p->layout = c.layout;
-    p->chunk_rows = c.chunk_rows;
-    p->q_tile = c.q_tile;
-    p->dtype = c.dtype;
-  }
+  PrefillParams proto;
+  static_cast<AttentionParams&>(proto) = attention_params(c.shape(), c.pes);
+  proto.cubes = g;
+  proto.layout = c.layout;
+  proto.chunk_rows = c.chunk_rows;
+  proto.q_tile = c.q_tile;
+  std::vector<std::shared_ptr<PrefillParams>> params;
+  for (std::size_t i = 0; i < res.devices.size(); ++i) params.push_back(std::make_shared<PrefillParams>(proto));
   std::vector<std::vector<DeviceTensor>> outputs(c.h_kv);
   const auto s = static_cast<std::int64_t>(c.s);
   for (std::uint32_t h = 0; h < c.h_kv; ++h) {

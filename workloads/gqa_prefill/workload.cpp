@@ -120,9 +120,6 @@ class GqaPrefill : public Workload {
 
 }  // namespace
 
-const Workload& gqa_prefill_workload() {
-  static const GqaPrefill w;
-  return w;
-}
+const Workload& gqa_prefill_workload() { return instance<GqaPrefill>(); }
 
 }  // namespace kb::workloads

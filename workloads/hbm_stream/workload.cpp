@@ -20,12 +20,8 @@ class StreamJob : public Job {
   Result run(RuntimeContext& rt) override {
     const Topology& topo = rt.system().topology();
     const StreamResult s = run_hbm_stream(rt.system(), bytes_, write_, devices_);
-    Result r;
-    r.workload = "hbm_stream";
-    r.devices = devices_;
+    Result r = Result::of("hbm_stream", devices_, s.simulated_cycles, topo);
     r.knobs = {{"bytes_per_pe", s.bytes_per_pe}, {"write", s.write}, {"pes", s.pes}};
-    r.simulated_cycles = s.simulated_cycles;
-    r.simulated_seconds = static_cast<double>(s.simulated_cycles) / topo.pe.clock_hz;
     r.add("predicted_cycles", s.predicted_cycles, Merge::Same);
     r.add("total_bytes", s.total_bytes, Merge::Sum);
     r.add("bursts", s.bursts, Merge::Sum);
@@ -85,9 +81,6 @@ class HbmStream : public Workload {
 
 }  // namespace
 
-const Workload& hbm_stream_workload() {
-  static const HbmStream w;
-  return w;
-}
+const Workload& hbm_stream_workload() { return instance<HbmStream>(); }
 
 }  // namespace kb::workloads

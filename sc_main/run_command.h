@@ -1,0 +1,40 @@
+#pragma once
+// `kernbench run`: the command line parsed into a request (every flag checked that can be
+// without the topology), then executed: the workload configured from the registry, run
+// in this process, split over processes (--jobs) or ranks (MPI), and reported.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "platform/runtime_context.h"
+#include "workloads/workload.h"
+
+namespace kb::cli {
+
+struct RunRequest {
+  std::string help;  // --help: the text to print, and nothing to run
+  const workloads::Workload* workload = nullptr;
+  workloads::Values values;  // the workload's knobs
+  std::string topology_file;
+  std::vector<std::string> sets;
+  std::optional<std::string> devices;  // --devices as given
+  bool data = false;
+  std::string json, op_log, timeline, vcd, vcd_filter;
+  RunOptions limits;  // max_cycles and timeout_seconds
+  std::uint32_t jobs = 1;
+  std::string simulate, part;             // what a part of a --jobs run gets from its parent
+  std::vector<std::string> part_command;  // the command line a split run's parts get
+};
+
+// A configuration field as the program spells it: seq_len -> --seq-len.
+std::string flag_of(const std::string& field);
+
+// Parses `run`'s arguments. Throws UsageError (or boost's parse errors) for a command
+// line that cannot run.
+RunRequest parse_run(const std::vector<std::string>& args);
+
+// Runs a request; returns the exit code.
+int execute_run(const RunRequest& request);
+
+}  // namespace kb::cli

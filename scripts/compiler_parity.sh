@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The same simulation whatever the compiler: builds the program with clang (build/clang)
+# and requires its op logs and latencies to equal those of the g++ build (build/release)
+# for the headline decode, a prefill and a data-mode decode. C++ leaves the order of
+# function arguments unspecified (g++ evaluates them right to left, clang left to
+# right), so a statement that issued two tl ops inside one call would differ here.
+#   scripts/compiler_parity.sh [GCC_BUILD_DIR]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+gcc_build=${1:-build/release}
+scripts/setup.sh clang
+cmake -S . -B build/clang -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Release -DKERNBENCH_BUILD_TESTS=OFF >/dev/null
+cmake --build build/clang -j "${JOBS:-2}" --target kernbench >/dev/null
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+cases=(
+  "headline decode|run"
+  "prefill|run --kernel gqa_prefill --seq-len 4096 --heads-q 16 --heads-kv 2 --devices 0"
+  "data-mode decode|run --data --check --q-len 16 --seq-len 4096"
+)
+status=0
+for c in "${cases[@]}"; do
+  name=${c%%|*}
+  args=${c#*|}
+  for compiler in gcc clang; do
+    bin=$gcc_build/kernbench
+    [ "$compiler" = clang ] && bin=build/clang/kernbench
+    # shellcheck disable=SC2086
+    "$bin" $args --op-log "$out/$compiler.jsonl" | grep -E "^  (simulated|numerics)" >"$out/$compiler.txt"
+  done
+  if cmp -s "$out/gcc.jsonl" "$out/clang.jsonl" && cmp -s "$out/gcc.txt" "$out/clang.txt"; then
+    echo "compiler parity: $name: same op log ($(wc -l <"$out/gcc.jsonl") records) and $(head -1 "$out/gcc.txt" | tr -s ' ')"
+  else
+    echo "compiler parity: $name: g++ and clang differ"
+    diff "$out/gcc.txt" "$out/clang.txt" || true
+    cmp "$out/gcc.jsonl" "$out/clang.jsonl" || true
+    status=1
+  fi
+done
+exit $status
