@@ -217,6 +217,19 @@ TEST(VpAccelerator, HbmSocketServesEveryTransportKind) {
   EXPECT_TRUE(p.monitor.violations().empty()) << p.monitor.violations().front();
 }
 
+// A platform sees the library's words: configuration fields, never the program's flags.
+TEST(VpAccelerator, ADecodeJobThatDoesNotFitNamesTheField) {
+  Platform p;
+  gqa::DecodeConfig c = small_decode();
+  c.pes = 9;
+  try {
+    vp::add_decode_job(p.accel, c);
+    FAIL() << "accepted";
+  } catch (const workloads::ConfigError& e) {
+    EXPECT_STREQ(e.what(), "pes 9 is not allowed; a cube of this topology has 2 PEs");
+  }
+}
+
 TEST(VpAccelerator, ATopologyOfSeveralSipsIsRefused) {
   EXPECT_THROW(
       {
