@@ -168,7 +168,7 @@ RunRequest parse_run(const std::vector<std::string>& args) {
   std::string kernel, devices_flag, jobs_text, max_sim_text, timeout_text;
   std::vector<std::string> names;
   for (const workloads::Workload* w : workloads::registry()) names.push_back(w->name());
-  po::options_description opts("kernbench run options");
+  po::options_description opts("kernbench run options", 110, 55);
   opts.add_options()
       ("help,h", "show this help")
       ("kernel", po::value(&kernel)->default_value("gqa_decode"), ("workload: " + joined(names)).c_str())
@@ -189,7 +189,7 @@ RunRequest parse_run(const std::vector<std::string>& args) {
        "split the run by SIP over N processes (timing mode, workloads that split by SIP); same results");
   // The workloads' knobs, each once, with the workloads that read it.
   const KnobIndex index;
-  po::options_description knob_opts("workload knobs (the workloads that read each are in brackets)", 120, 60);
+  po::options_description knob_opts("workload knobs (the workloads that read each are in brackets)", 110, 55);
   for (const std::string& field : index.order) {
     const auto& e = index.by_field.at(field);
     const std::string help = e.knob.help + " [" + joined(e.readers) + "]";
