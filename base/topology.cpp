@@ -97,7 +97,7 @@ class MapReader {
 
   std::string where(const YAML::Node& n, const std::string& path) const {
     const auto it = ctx_.set_origin.find(path);
-    if (it != ctx_.set_origin.end()) return "--set " + it->second;
+    if (it != ctx_.set_origin.end()) return TopologyError::kOverride + it->second;
     const YAML::Mark m = n.IsDefined() ? n.Mark() : YAML::Mark::null_mark();
     if (m.is_null()) return ctx_.file;
     return ctx_.file + ":" + std::to_string(m.line + 1) + ":" + std::to_string(m.column + 1);
@@ -164,7 +164,7 @@ std::map<std::string, std::uint64_t> read_cost_table(MapReader m,
 void apply_set(ParseContext& ctx, YAML::Node& root, const std::string& set) {
   const auto eq = set.find('=');
   if (eq == std::string::npos || eq == 0) {
-    ctx.errors.push_back("--set " + set + ": expected key.path=value");
+    ctx.errors.push_back(TopologyError::kOverride + set + ": expected key.path=value");
     return;
   }
   const std::string path = set.substr(0, eq);
@@ -179,7 +179,7 @@ void apply_set(ParseContext& ctx, YAML::Node& root, const std::string& set) {
       std::string valid;
       if (node.IsMap())
         for (const auto& kv : node) valid += (valid.empty() ? "" : ", ") + kv.first.Scalar();
-      ctx.errors.push_back("--set " + set + ": no key '" + parts[i] + "'" +
+      ctx.errors.push_back(TopologyError::kOverride + set + ": no key '" + parts[i] + "'" +
                            (walked.empty() ? "" : " under '" + walked + "'") +
                            (valid.empty() ? "" : "; valid keys there: " + valid));
       return;
@@ -190,7 +190,7 @@ void apply_set(ParseContext& ctx, YAML::Node& root, const std::string& set) {
       try {
         parsed = YAML::Load(value);
       } catch (const YAML::Exception& e) {
-        ctx.errors.push_back("--set " + set + ": value is not valid YAML: " + e.msg);
+        ctx.errors.push_back(TopologyError::kOverride + set + ": value is not valid YAML: " + e.msg);
         return;
       }
       node[parts[i]] = parsed;
@@ -327,8 +327,33 @@ double Topology::gemm_flops_per_second_per_sip() const {
   return 2.0 * static_cast<double>(pes_per_sip()) * pe.gemm.rows * pe.gemm.cols * pe.clock_hz;
 }
 
+namespace {
+
+// The errors with every override marker replaced by `word`.
+std::vector<std::string> with_word(const std::vector<std::string>& raw, const std::string& word) {
+  const std::string marker = TopologyError::kOverride;
+  std::vector<std::string> out;
+  for (std::string e : raw) {
+    for (std::size_t at = e.find(marker); at != std::string::npos; at = e.find(marker, at + word.size()))
+      e.replace(at, marker.size(), word);
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+std::string first_of(const std::vector<std::string>& errors) {
+  return errors.empty() ? "invalid topology" : errors.front();
+}
+
+}  // namespace
+
 TopologyError::TopologyError(std::vector<std::string> errors)
-    : std::runtime_error(errors.empty() ? "invalid topology" : errors.front()),
-      errors_(std::move(errors)) {}
+    : std::runtime_error(first_of(with_word(errors, "override "))),
+      raw_(std::move(errors)),
+      errors_(with_word(raw_, "override ")) {}
+
+std::vector<std::string> TopologyError::errors_as(const std::string& override_word) const {
+  return with_word(raw_, override_word);
+}
 
 }  // namespace kb

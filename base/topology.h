@@ -83,13 +83,18 @@ struct Topology {
   double gemm_flops_per_second_per_sip() const;  // 2 FLOP per MAC
 };
 
+// Every problem of a topology. An error about an override ("sip.mesh.x=4") names it as
+// "override sip.mesh.x=4"; a program shows its own word for overrides with errors_as
+// (kernbench: "--set ").
 class TopologyError : public std::runtime_error {
  public:
+  static constexpr const char* kOverride = "{override}";  // stands for the word in raw texts
   explicit TopologyError(std::vector<std::string> errors);
   const std::vector<std::string>& errors() const { return errors_; }
+  std::vector<std::string> errors_as(const std::string& override_word) const;
 
  private:
-  std::vector<std::string> errors_;
+  std::vector<std::string> raw_, errors_;
 };
 
 // The resolved topology with aggregates, as `kernbench topology show` prints it.

@@ -88,7 +88,7 @@ int main(int argc, char** argv) {
     std::cerr << "kernbench: error: " << e.what() << "\n" << kUsage;
     return 2;
   } catch (const TopologyError& e) {
-    for (const auto& err : e.errors()) std::cerr << "kernbench: error: " << err << "\n";
+    for (const auto& err : e.errors_as("--set ")) std::cerr << "kernbench: error: " << err << "\n";
     return 1;
   } catch (const tl::KernelError& e) {
     std::cerr << "kernbench: kernel error: " << e.what() << "\n";

@@ -10,7 +10,7 @@ namespace {
 const Topology& one_sip(const Topology& topo) {
   if (topo.system.sips != 1)
     throw std::invalid_argument("vp::Accelerator is one SIP; the topology has system.sips = " +
-                                std::to_string(topo.system.sips) + " (use --set system.sips=1 or a topology of one)");
+                                std::to_string(topo.system.sips) + " (override system.sips to 1, or use a topology of one SIP)");
   return topo;
 }
 }  // namespace

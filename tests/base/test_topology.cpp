@@ -178,18 +178,25 @@ TEST(Topology, BinaryAndMissingFilesAreRefused) {
   }
 }
 
-TEST(Topology, BadSetsNameTheFlag) {
+// The library names a bad override "override KEY=VALUE"; a program shows its own word.
+TEST(Topology, BadOverridesNameTheOverride) {
   const std::string yaml = read_default();
   auto errs = errors_of(yaml, {"sip.mesh.q=3"});
   ASSERT_EQ(errs.size(), 1u);
-  EXPECT_EQ(errs[0], "--set sip.mesh.q=3: no key 'q' under 'sip.mesh'; valid keys there: x, y");
+  EXPECT_EQ(errs[0], "override sip.mesh.q=3: no key 'q' under 'sip.mesh'; valid keys there: x, y");
   errs = errors_of(yaml, {"cube.hbm.latency=0"});
   ASSERT_EQ(errs.size(), 1u);
-  EXPECT_EQ(errs[0].rfind("--set cube.hbm.latency=0: cube.hbm.latency: value '0' is not allowed", 0), 0u)
+  EXPECT_EQ(errs[0].rfind("override cube.hbm.latency=0: cube.hbm.latency: value '0' is not allowed", 0), 0u)
       << errs[0];
   errs = errors_of(yaml, {"no_equals_sign"});
   ASSERT_EQ(errs.size(), 1u);
-  EXPECT_EQ(errs[0], "--set no_equals_sign: expected key.path=value");
+  EXPECT_EQ(errs[0], "override no_equals_sign: expected key.path=value");
+  try {
+    Topology::parse(yaml, "t.yaml", {"no_equals_sign"});
+  } catch (const TopologyError& e) {
+    EXPECT_STREQ(e.what(), "override no_equals_sign: expected key.path=value");
+    EXPECT_EQ(e.errors_as("--set "), (std::vector<std::string>{"--set no_equals_sign: expected key.path=value"}));
+  }
 }
 
 TEST(Topology, CrossFieldRulesAreChecked) {
