@@ -3,6 +3,8 @@
 #include "base/interrupt.h"
 
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <spawn.h>
 #include <unistd.h>
@@ -35,11 +37,25 @@ pid_t spawn_self(const std::vector<std::string>& args, const std::string& log) {
   std::vector<char*> envp;
   for (auto& v : env) envp.push_back(v.data());
   envp.push_back(nullptr);
+  // SIGINT and SIGTERM wait until the worker is remembered, so that the handler stops
+  // every worker there is; the worker starts with the mask and handlers of a new process.
+  sigset_t stop_signals, previous;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, &previous);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setsigmask(&attr, &previous);
+  posix_spawnattr_setsigdefault(&attr, &stop_signals);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
   pid_t pid = 0;
-  const int rc = posix_spawn(&pid, self.c_str(), &files, nullptr, argv.data(), envp.data());
+  const int rc = posix_spawn(&pid, self.c_str(), &files, &attr, argv.data(), envp.data());
+  posix_spawnattr_destroy(&attr);
   posix_spawn_file_actions_destroy(&files);
+  if (rc == 0) interrupt::remember_worker(pid);
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
   if (rc != 0) throw std::runtime_error("cannot start a worker process: " + std::string(std::strerror(rc)));
-  interrupt::remember_worker(pid);
   return pid;
 }
 
