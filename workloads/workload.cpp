@@ -6,17 +6,46 @@ namespace kb::workloads {
 
 namespace {
 
-// The text with its fields as they are named: the braces dropped.
-std::string plain(std::string text) {
-  std::erase(text, '{');
-  std::erase(text, '}');
-  return text;
+// `text` with each {field} replaced by name(field) and doubled braces made single.
+std::string expand(const std::string& text, const std::function<std::string(const std::string&)>& name) {
+  std::string out;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if ((c == '{' || c == '}') && i + 1 < text.size() && text[i + 1] == c) {
+      out += c;
+      ++i;
+      continue;
+    }
+    const std::size_t close = c == '{' ? text.find('}', i) : std::string::npos;
+    if (close == std::string::npos) {
+      out += c;
+      continue;
+    }
+    out += name(text.substr(i + 1, close - i - 1));
+    i = close;
+  }
+  return out;
 }
+
+std::string as_named(const std::string& field) { return field; }
 
 }  // namespace
 
 ConfigError::ConfigError(const std::string& text, bool usage)
-    : std::invalid_argument(plain(text)), text_(text), usage_(usage) {}
+    : std::invalid_argument(expand(text, as_named)), text_(text), usage_(usage) {}
+
+std::string ConfigError::render(const std::function<std::string(const std::string&)>& name) const {
+  return expand(text_, name);
+}
+
+std::string ConfigError::literal(const std::string& text) {
+  std::string out;
+  for (const char c : text) {
+    if (c == '{' || c == '}') out += c;
+    out += c;
+  }
+  return out;
+}
 
 void Values::set(const std::string& field, std::string text, bool given) {
   texts_[field] = std::move(text);
@@ -32,7 +61,7 @@ const std::string& Values::text(const std::string& field) const {
 std::uint64_t Values::count(const std::string& field, std::uint64_t lo, std::uint64_t hi) const {
   const auto v = units::parse_count(text(field));
   if (!v || *v < lo || *v > hi)
-    throw ConfigError("{" + field + "} '" + text(field) + "': expected a whole number from " + std::to_string(lo) +
+    throw ConfigError("{" + field + "} '" + ConfigError::literal(text(field)) + "': expected a whole number from " + std::to_string(lo) +
                           " to " + std::to_string(hi),
                       true);
   return *v;
@@ -46,7 +75,7 @@ const KnobSet& storage_knobs() {
 
 DType dtype_of(const Values& v) {
   const auto dtype = parse_dtype(v.text("dtype"));
-  if (!dtype) throw ConfigError("{dtype} '" + v.text("dtype") + "': allowed values: bf16, fp32", true);
+  if (!dtype) throw ConfigError("{dtype} '" + ConfigError::literal(v.text("dtype")) + "': allowed values: bf16, fp32", true);
   return *dtype;
 }
 

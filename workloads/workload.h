@@ -5,6 +5,7 @@
 // the report's lines from a Result alone, so a merged result reports like a whole one.
 // Workloads are listed in workloads/list.h.
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -21,7 +22,8 @@ namespace kb::workloads {
 
 // A configuration problem, in the library's terms. The text writes configuration fields
 // as {field}: what() reads "seq_len 0: ...", and the program shows its own name for the
-// field ("--seq-len 0: ..."). A usage error is a value that does not parse or knobs that
+// field ("--seq-len 0: ..."). Text that comes from the user (a value, a path) goes in
+// through literal(), so its braces stay braces. A usage error is a value that does not parse or knobs that
 // contradict each other; otherwise the value parses but does not fit (the machine, the
 // shapes, the files).
 class ConfigError : public std::invalid_argument {
@@ -30,20 +32,9 @@ class ConfigError : public std::invalid_argument {
   const std::string& text() const { return text_; }
   bool usage() const { return usage_; }
   // The text with each {field} replaced by name(field).
-  template <class Name>
-  std::string render(Name name) const {
-    std::string out;
-    for (std::size_t i = 0; i < text_.size(); ++i) {
-      const std::size_t close = text_[i] == '{' ? text_.find('}', i) : std::string::npos;
-      if (close == std::string::npos) {
-        out += text_[i];
-        continue;
-      }
-      out += name(text_.substr(i + 1, close - i - 1));
-      i = close;
-    }
-    return out;
-  }
+  std::string render(const std::function<std::string(const std::string&)>& name) const;
+  // `text` as it must stand in an error's text: its braces doubled.
+  static std::string literal(const std::string& text);
 
  private:
   std::string text_;

@@ -57,7 +57,7 @@ struct FlashTile {
 class Ctx;
 
 // Frees every scratch buffer allocated inside it when it ends, once the commands that
-// use them have finished (seed ADR-0063).
+// use them have finished (docs/tl.md, scratch_scope).
 class ScratchScope {
  public:
   ~ScratchScope();

@@ -79,6 +79,10 @@ TEST(RunParse, FieldsAreShownAsFlags) {
   const workloads::ConfigError e("{heads_q} 60 is not a multiple of {heads_kv} 8");
   EXPECT_STREQ(e.what(), "heads_q 60 is not a multiple of heads_kv 8");
   EXPECT_EQ(e.render(flag_of), "--heads-q 60 is not a multiple of --heads-kv 8");
+  // What the user wrote keeps its braces; only the fields become flags.
+  const workloads::ConfigError path("{outputs} " + workloads::ConfigError::literal("/tmp/{a_b}") + ": no such folder");
+  EXPECT_STREQ(path.what(), "outputs /tmp/{a_b}: no such folder");
+  EXPECT_EQ(path.render(flag_of), "--outputs /tmp/{a_b}: no such folder");
 }
 
 }  // namespace

@@ -83,7 +83,7 @@ AttentionInputs AttentionInputs::from_npy(const std::string& dir, const Attentio
   const char* names[] = {"q.npy", "k.npy", "v.npy"};
   for (int i = 0; i < 3; ++i)
     if (want[i].first->shape != want[i].second)
-      throw ConfigError(dir + "/" + names[i] + ": shape " + shape_text(want[i].first->shape) +
+      throw ConfigError(ConfigError::literal(dir) + "/" + names[i] + ": shape " + shape_text(want[i].first->shape) +
                         " does not match the run's " + shape_text(want[i].second) +
                         " ([H_q, T_q, d] for q, [H_kv, S, d] for k and v)");
   return in;
@@ -151,9 +151,9 @@ AttentionData::AttentionData(const workloads::Values& v, bool data)
   seed_ = workloads::seed_of(v);
   if (outputs_dir_.empty()) return;
   if (!std::filesystem::is_directory(outputs_dir_))
-    throw ConfigError("{outputs} " + outputs_dir_ + ": no such folder; give an existing folder to write o.npy into");
+    throw ConfigError("{outputs} " + ConfigError::literal(outputs_dir_) + ": no such folder; give an existing folder to write o.npy into");
   if (::access(outputs_dir_.c_str(), W_OK) != 0)
-    throw ConfigError("{outputs} " + outputs_dir_ + ": the folder is not writable");
+    throw ConfigError("{outputs} " + ConfigError::literal(outputs_dir_) + ": the folder is not writable");
 }
 
 void AttentionData::prepare(const AttentionShape& a) {

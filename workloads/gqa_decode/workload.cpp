@@ -76,7 +76,7 @@ class GqaDecode : public Workload {
     c.pes = auto_pes ? 0 : v.count32("pes", 1, 4096);
     c.tile_rows = v.count32("tile", 0, 1u << 16);
     const auto variant = gqa::parse_variant(v.text("variant"));
-    if (!variant) throw ConfigError("{variant} '" + v.text("variant") + "': allowed values: naive, pipelined, fused", true);
+    if (!variant) throw ConfigError("{variant} '" + ConfigError::literal(v.text("variant")) + "': allowed values: naive, pipelined, fused", true);
     c.variant = *variant;
     gqa::AttentionData data(v, setup.data);
     std::vector<std::string> notes;
@@ -85,7 +85,8 @@ class GqaDecode : public Workload {
       const gqa::SpTable table = gqa::SpTable::load(file);
       if (table.topology != setup.topo->name || table.h_q != c.h_q || table.h_kv != c.h_kv || table.d != c.d ||
           table.t_q != c.t_q)
-        throw ConfigError("SP table " + file + " was measured on " + table.topology + " with H_q " +
+        throw ConfigError("SP table " + ConfigError::literal(file) + " was measured on " +
+                          ConfigError::literal(table.topology) + " with H_q " +
                           std::to_string(table.h_q) + ", H_kv " + std::to_string(table.h_kv) + ", d " +
                           std::to_string(table.d) + ", T_q " + std::to_string(table.t_q) +
                           "; this run differs: give C and P, or sweep this case into a table");

@@ -68,7 +68,7 @@ class GqaPrefill : public Workload {
     c.chunk_rows = v.count32("chunk", 1, 1u << 16);
     c.q_tile = v.count32("q_tile", 1, 1u << 16);
     const auto layout = gqa::parse_layout(v.text("layout"));
-    if (!layout) throw ConfigError("{layout} '" + v.text("layout") + "': allowed values: contiguous, zigzag", true);
+    if (!layout) throw ConfigError("{layout} '" + ConfigError::literal(v.text("layout")) + "': allowed values: contiguous, zigzag", true);
     c.layout = *layout;
     gqa::AttentionData data(v, setup.data);
     c.devices = setup.devices;

@@ -48,7 +48,7 @@ class HbmStream : public Workload {
   std::unique_ptr<Job> configure(const Values& v, const Setup& setup) const override {
     const auto bytes = units::parse_bytes(v.text("bytes"));
     if (!bytes || *bytes == 0 || *bytes > setup.topo->cube.hbm.capacity)
-      throw ConfigError("{bytes} '" + v.text("bytes") + "': expected a size from 1B to the HBM channel capacity (" +
+      throw ConfigError("{bytes} '" + ConfigError::literal(v.text("bytes")) + "': expected a size from 1B to the HBM channel capacity (" +
                             units::format_bytes(setup.topo->cube.hbm.capacity) + "), e.g. 256KiB",
                         true);
     return std::make_unique<StreamJob>(*bytes, v.on("write"), setup.devices);
