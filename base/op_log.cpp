@@ -64,6 +64,7 @@ void OpLog::append_jsonl(const std::string& text) {
     r.hops = j.at("hops");
     r.tensor = j.at("tensor");
     r.shape = j.at("shape");
+    r.critical = j.at("critical").get<std::vector<std::pair<std::uint64_t, std::uint64_t>>>();
     append(std::move(r));
   }
 }
@@ -145,6 +146,16 @@ std::string csv_field(const std::string& text) {
   return out + '"';
 }
 
+// "100-164 300-420": the spans of a record on the critical path.
+std::string spans_text(const std::vector<std::pair<std::uint64_t, std::uint64_t>>& spans) {
+  std::string out;
+  for (const auto& [begin, end] : spans) {
+    if (!out.empty()) out += ' ';
+    out += std::to_string(begin) + '-' + std::to_string(end);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string OpLog::to_jsonl() const {
@@ -156,6 +167,7 @@ std::string OpLog::to_jsonl() const {
                                 {"flops", r.flops},   {"peer", r.peer ? pe_text(*r.peer) : ""},
                                 {"tag", r.tag},       {"hops", r.hops},     {"tensor", r.tensor},
                                 {"shape", r.shape}};
+    j["critical"] = r.critical;
     out += j.dump() + "\n";
   }
   return out;
@@ -164,12 +176,12 @@ std::string OpLog::to_jsonl() const {
 
 std::string OpLog::to_csv() const {
   std::ostringstream o;
-  o << "id,kernel,pe,engine,kind,issue,start,end,bytes,flops,peer,tag,hops,tensor,shape\n";
+  o << "id,kernel,pe,engine,kind,issue,start,end,bytes,flops,peer,tag,hops,tensor,shape,critical\n";
   for (const auto& r : records_)
     o << r.id << ',' << csv_field(r.kernel) << ',' << pe_text(r.pe) << ',' << csv_field(r.engine) << ','
       << csv_field(r.kind) << ',' << r.issue << ',' << r.start << ',' << r.end << ',' << r.bytes << ',' << r.flops
       << ',' << (r.peer ? pe_text(*r.peer) : "") << ',' << r.tag << ',' << r.hops << ',' << csv_field(r.tensor) << ','
-      << csv_field(r.shape) << '\n';
+      << csv_field(r.shape) << ',' << spans_text(r.critical) << '\n';
   return o.str();
 }
 

@@ -26,6 +26,9 @@ struct OpRecord {
   std::string tensor;  // name of the tensor the op reads or writes
   std::string shape;   // [rows, cols] of what it moves or writes; M x N x K for a GEMM
   std::uint32_t hops = 0;  // mesh hops of a message (0: same cube)
+  // The spans [begin, end) of its device's critical path spent in this op, from when
+  // the path entered it to when it entered the next (docs/critical_path.md).
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> critical;
 };
 
 class OpLog {

@@ -140,6 +140,7 @@ void RuntimeContext::run() {
   wall_start_ = std::chrono::steady_clock::now();
   const std::size_t first_record = log_.size();
   last_run_cycles_ = 0;
+  slowest_.reset();
   auto pending = std::move(pending_);
   pending_.clear();
   // Initialise the simulation (every process runs once) before the first device starts,
@@ -169,6 +170,11 @@ void RuntimeContext::run() {
                                                                    cycle_time(system_.topology()) +
                                                                0.5)) +
                      " while " + std::to_string(count) + " PE(s) still wait:" + stuck + (count > 16 ? "\n  ..." : ""));
+    std::vector<PeCpu*> cpus;
+    for (const auto& [cpu, program] : programs) cpus.push_back(cpu);
+    const PathAccount path = device_path(cpus);
+    mark_critical(log_, path, origin_, cycle_time(system_.topology()));
+    keep_slowest(slowest_, path);
   }
   log_.group_by_pe(first_record);
 }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kernels/tl/ctx.h"
+#include "platform/critical_path.h"
 #include "models/sip/system.h"
 #include "base/device_tensor.h"
 #include "base/npy.h"
@@ -86,6 +87,9 @@ class RuntimeContext {
   System& system() { return system_; }
   bool data_mode() const { return options_.data; }
   std::uint64_t last_run_cycles() const { return last_run_cycles_; }
+  // The last run's critical path: the slowest device's (its ops are marked critical in
+  // the op log, and so are every other device's own).
+  CriticalPath critical_path() const { return path_cycles(slowest_, system_.topology()); }
   // The kernel contexts of the last launch (TCM use, etc.).
   const tl::Ctx& context(const PeCoord& pe) const;
 
@@ -103,6 +107,7 @@ class RuntimeContext {
   std::map<SipId, std::vector<std::pair<PeCpu*, PeCpu::Program>>> pending_;  // launched, not yet run
   sc_core::sc_time origin_ = sc_core::SC_ZERO_TIME;  // the start of the device being simulated
   std::uint64_t last_run_cycles_ = 0;
+  std::optional<PathAccount> slowest_;
   std::chrono::steady_clock::time_point wall_start_;
 };
 

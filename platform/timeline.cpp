@@ -45,8 +45,18 @@ std::string chrome_trace(const OpLog& log, const Topology& topo) {
     first = false;
     out += e.dump();
   };
+  constexpr int kCriticalTid = 0;
+  std::map<std::uint32_t, bool> has_critical;
+  for (const OpRecord& r : log.records())
+    if (!r.critical.empty()) has_critical[r.pe.sip.value] = true;
   for (auto& [sip, ts] : tracks) {
     emit({{"ph", "M"}, {"name", "process_name"}, {"pid", sip}, {"args", {{"name", "sip" + std::to_string(sip)}}}});
+    if (has_critical[sip]) {
+      emit({{"ph", "M"}, {"name", "thread_name"}, {"pid", sip}, {"tid", kCriticalTid},
+            {"args", {{"name", "critical path"}}}});
+      emit({{"ph", "M"}, {"name", "thread_sort_index"}, {"pid", sip}, {"tid", kCriticalTid},
+            {"args", {{"sort_index", kCriticalTid}}}});
+    }
     int tid = 0;
     for (auto& [t, id] : ts) {
       id = ++tid;
@@ -66,9 +76,18 @@ std::string chrome_trace(const OpLog& log, const Topology& topo) {
   for (const OpRecord& r : log.records()) {
     Json args = {{"id", r.id}, {"bytes", r.bytes}, {"flops", r.flops}, {"shape", r.shape}, {"tag", r.tag},
                  {"tensor", r.tensor}, {"peer", r.peer ? r.peer->str() : ""}, {"issue", r.issue}};
-    emit({{"ph", "X"}, {"name", r.kind}, {"cat", r.engine}, {"pid", r.pe.sip.value}, {"tid", tid_of(r)},
-          {"ts", static_cast<double>(r.start) * us_per_cycle},
-          {"dur", static_cast<double>(r.end - r.start) * us_per_cycle}, {"args", args}});
+    Json slice = {{"ph", "X"}, {"name", r.kind}, {"cat", r.engine}, {"pid", r.pe.sip.value}, {"tid", tid_of(r)},
+                  {"ts", static_cast<double>(r.start) * us_per_cycle},
+                  {"dur", static_cast<double>(r.end - r.start) * us_per_cycle}, {"args", args}};
+    emit(slice);
+    for (const auto& [begin, end] : r.critical) {
+      slice["tid"] = kCriticalTid;
+      slice["cat"] = "critical";
+      slice["ts"] = static_cast<double>(begin) * us_per_cycle;
+      slice["dur"] = static_cast<double>(end - begin) * us_per_cycle;
+      slice["args"]["on"] = r.pe.str() + "." + r.engine;
+      emit(slice);
+    }
     if (r.engine != "ipcq" || r.kind != "recv" || !r.peer) continue;
     auto& waiting = sends[{*r.peer, r.pe, r.tag}];
     if (waiting.empty()) continue;  // a receive whose message never came

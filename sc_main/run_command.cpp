@@ -383,6 +383,7 @@ int execute_run(const RunRequest& q) {
     workloads::Result r = job->run(rt);
     r.wall = {elaboration_seconds, seconds_since(t0), report::peak_rss_kib(), system.transactions()};
     r.use = utilisation(system, r.simulated_cycles);
+    if (workload->tl()) r.critical_path = rt.critical_path();
     if (!q.part.empty() || mpi) return finish_part(r, rt.op_log());
     if (wave) {
       std::ostringstream text;

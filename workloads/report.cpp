@@ -33,6 +33,12 @@ std::string tail(const workloads::Result& r) {
     add("  numerics        max |O - O_fp64| = %.3g; naive %s attention: %.3g; tolerance %.3g: %s\n", r.numerics->error,
         r.knobs.at("dtype").get<std::string>().c_str(), r.numerics->naive_error, r.numerics->tolerance,
         r.numerics->pass ? "PASS" : "FAIL");
+  if (!r.critical_path.cycles.empty()) {
+    add("  critical path   %-8s %12s %7s   (the chain of waits that sets the latency)\n", "cause", "cycles", "share");
+    for (const auto& [cause, cycles] : r.critical_path.cycles)
+      add("                  %-8s %12llu %6.1f%%\n", cause.c_str(), static_cast<unsigned long long>(cycles),
+          r.simulated_cycles ? 100.0 * static_cast<double>(cycles) / static_cast<double>(r.simulated_cycles) : 0.0);
+  }
   if (r.use) {
     add("  utilisation     %-16s %-6s %7s %12s %12s   (busy: %% of the run, mean over the PEs that ran)\n", "where",
         "engine", "busy", "bytes", "flops");

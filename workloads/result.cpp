@@ -132,6 +132,10 @@ Json Result::to_json() const {
     rules[f.name] = merge_name(f.merge);
   }
   j["merge_rules"] = rules;
+  if (!critical_path.cycles.empty()) {
+    j["critical_path"] = Json::object();
+    for (const auto& [cause, cycles] : critical_path.cycles) j["critical_path"][cause] = cycles;
+  }
   if (numerics)
     j["numerics"] = {{"max_abs_error", numerics->error}, {"naive_error", numerics->naive_error},
                      {"tolerance", numerics->tolerance}, {"pass", numerics->pass}, {"enforced", numerics->enforced}};
@@ -162,6 +166,13 @@ Result Result::from_json(const Json& j) {
   }
   for (const auto& [name, rule] : j.at("merge_rules").items())
     r.figures.push_back({name, j.at(pointer(name)), merge_of(rule.get<std::string>())});
+  if (j.contains("critical_path")) {
+    for (std::size_t c = 0; c < kCauses; ++c)  // largest first, ties in cause order
+      if (const char* name = cause_name(static_cast<Cause>(c)); j["critical_path"].contains(name))
+        r.critical_path.cycles.emplace_back(name, j["critical_path"][name].get<std::uint64_t>());
+    std::stable_sort(r.critical_path.cycles.begin(), r.critical_path.cycles.end(),
+                     [](const auto& a, const auto& b) { return a.second > b.second; });
+  }
   if (j.contains("numerics")) {
     const Json& n = j["numerics"];
     r.numerics = Numerics{n.at("max_abs_error"), n.at("naive_error"), n.at("tolerance"), n.at("pass"),
@@ -183,6 +194,7 @@ Result Result::merge(const std::vector<Result>& parts) {
   m.wall = {};
   if (m.use) m.use = Utilisation{};
   for (const Result& p : parts) {
+    if (p.simulated_cycles > m.simulated_cycles) m.critical_path = p.critical_path;
     m.simulated_cycles = std::max(m.simulated_cycles, p.simulated_cycles);
     m.simulated_seconds = std::max(m.simulated_seconds, p.simulated_seconds);
     for (const Figure& f : p.figures) {

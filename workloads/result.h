@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/critical_path.h"
 #include "base/ids.h"
 #include "base/topology.h"
 #include "platform/utilisation.h"
@@ -57,6 +58,9 @@ struct Result {
   std::vector<Figure> figures;
   std::optional<Numerics> numerics;
   std::optional<Utilisation> use;
+  // Where the latency went (docs/critical_path.md): cycles per cause on the slowest
+  // device's critical path; they sum to simulated_cycles.
+  CriticalPath critical_path;
   Wall wall;
   // A run stopped at a limit: what it reached, and no figures.
   bool partial = false;
@@ -75,8 +79,8 @@ struct Result {
   nlohmann::json to_json() const;
   // Reads to_json's output (other keys are ignored; per-cube utilisation may be left out).
   static Result from_json(const nlohmann::json& j);
-  // The parts of a run split by SIP, in device order: the latency is the slowest part's,
-  // figures merge by their rule (Derived ones are left for Workload::derive),
+  // The parts of a run split by SIP, in device order: the latency and critical path are
+  // the slowest part's (the first of them on a tie), figures merge by their rule (Derived ones are left for Workload::derive),
   // utilisation rows concatenate, wall time takes the largest elaboration and memory.
   static Result merge(const std::vector<Result>& parts);
 };

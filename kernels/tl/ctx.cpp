@@ -859,6 +859,13 @@ void Ctx::take_message(Buffer& b) {
   }
   message_wait_ += sc_core::sc_time_stamp() - waiting_since;
   waiting_for_.clear();
+  // The program waited for the message if it came after the program got here: the
+  // message's path (its sender's) then holds the program back.
+  PathAccount& path = pe_.cpu.path();
+  const bool held = m->account.at > path.at;
+  path.join(m->account);
+  path.advance(sc_core::sc_time_stamp().value(), Cause::Sync);
+  if (held) path.enter(b.recv_op);
   if (m->bytes != b.recv_bytes)
     fail("recv", "message from " + b.recv_from.str() + " tag " + std::to_string(b.recv_tag) + " has " +
                      std::to_string(m->bytes) + " bytes, the receive expects " + std::to_string(b.recv_bytes));

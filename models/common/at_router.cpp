@@ -10,8 +10,8 @@ using sc_core::SC_ZERO_TIME;
 static const tlm::tlm_phase& kForwardRequest = tlm::BEGIN_REQ;
 static const tlm::tlm_phase& kForwardResponse = tlm::BEGIN_RESP;
 
-AtRouter::AtRouter(const sc_core::sc_module_name& name)
-    : sc_core::sc_module(name), peq_(this, &AtRouter::on_event) {}
+AtRouter::AtRouter(const sc_core::sc_module_name& name, Cause cause)
+    : sc_core::sc_module(name), peq_(this, &AtRouter::on_event), cause_(cause) {}
 
 std::size_t AtRouter::add_target(const std::string& name) {
   const std::size_t i = targets_.size();
@@ -49,6 +49,7 @@ tlm::tlm_sync_enum AtRouter::nb_transport_fw(int in, tlm::tlm_generic_payload& g
     const sc_time arrival = sc_time_stamp() + delay;
     const sc_time start = reserve_path(hop->request_links, arrival, request_bytes(gp));
     const sc_time deliver = start + hop->request_delay;
+    account_until(gp, deliver, cause_);
     remember(gp, port, std::move(*hop));
     // A hop that adds no time passes the request straight on, like a wire.
     if (deliver == sc_time_stamp()) send_request(gp);
@@ -129,6 +130,7 @@ void AtRouter::response_arrived(tlm::tlm_generic_payload& gp, const sc_time& del
   const sc_time arrival = sc_time_stamp() + delay;
   const sc_time start = reserve_path(hop.response_links, arrival, response_bytes(gp));
   const sc_time deliver = start + hop.response_delay;
+  account_until(gp, deliver, cause_);
   if (pass_through && deliver == sc_time_stamp()) send_response(gp);
   else peq_.notify(gp, kForwardResponse, deliver - sc_time_stamp());
 }

@@ -18,6 +18,7 @@
 #include <tlm_utils/simple_target_socket.h>
 
 #include "models/common/link.h"
+#include "models/common/path_extension.h"
 
 namespace kb {
 
@@ -41,7 +42,8 @@ class AtRouter : public sc_core::sc_module {
     sc_core::sc_time response_delay = sc_core::SC_ZERO_TIME;
   };
 
-  explicit AtRouter(const sc_core::sc_module_name& name);
+  // `cause`: what a payload's time here counts as on the critical path.
+  AtRouter(const sc_core::sc_module_name& name, Cause cause);
   std::size_t add_target(const std::string& name);
   std::size_t add_initiator(const std::string& name);
 
@@ -90,6 +92,7 @@ class AtRouter : public sc_core::sc_module {
   LiveMap live_;
   std::vector<LiveMap::node_type> spare_;
   tlm_utils::peq_with_cb_and_phase<AtRouter> peq_;
+  Cause cause_;
 };
 
 }  // namespace kb

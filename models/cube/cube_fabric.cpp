@@ -5,7 +5,7 @@ namespace kb {
 
 CubeFabric::CubeFabric(const sc_core::sc_module_name& name, const Topology& topo,
                        const AddressMap& map, CubeId cube, bool host_port)
-    : AtRouter(name), map_(map), cube_(cube), pes_(topo.cube.pes) {
+    : AtRouter(name, Cause::Fabric), map_(map), cube_(cube), pes_(topo.cube.pes) {
   const std::string base = this->name();
   for (std::uint32_t p = 0; p < pes_; ++p) add_target("dma" + std::to_string(p));
   for (std::uint32_t p = 0; p < pes_; ++p) add_target("ipcq" + std::to_string(p));

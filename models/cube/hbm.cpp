@@ -1,6 +1,7 @@
 #include "models/cube/hbm.h"
 #include "models/common/clock.h"
 
+#include "models/common/path_extension.h"
 #include "models/common/payload_pool.h"
 
 namespace kb {
@@ -58,7 +59,9 @@ void Hbm::access(tlm::tlm_generic_payload& gp) {
 sc_time Hbm::schedule(const tlm::tlm_generic_payload& gp, sc_time arrival) {
   const std::uint64_t len = gp.is_read() || gp.is_write() ? gp.get_data_length() : 0;
   const sc_time start = reserve_path({&wire_}, arrival, len);
-  return start + wire_.serialisation(len) + wire_.latency();
+  const sc_time done = start + wire_.serialisation(len) + wire_.latency();
+  account_until(gp, done, Cause::Hbm);
+  return done;
 }
 
 tlm::tlm_sync_enum Hbm::nb_transport_fw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,

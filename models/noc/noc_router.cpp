@@ -7,7 +7,7 @@ namespace kb {
 
 NocRouter::NocRouter(const sc_core::sc_module_name& name, const Topology& topo,
                      const AddressMap& map, CubeId cube)
-    : AtRouter(name),
+    : AtRouter(name, Cause::Noc),
       map_(map),
       cube_(cube),
       mesh_(topo.mesh()),

@@ -8,6 +8,7 @@
 #include <systemc>
 #include <tlm>
 
+#include "base/critical_path.h"
 #include "base/dtype.h"
 
 namespace kb {
@@ -85,6 +86,8 @@ struct Command {
   // Lifecycle, filled by the blocks it passes.
   sc_core::sc_time issued, started, finished;
   bool done = false;
+  // The critical-path account: from its issuer when issued, at its end once done.
+  PathAccount path;
 
   EngineKind engine() const;
 };

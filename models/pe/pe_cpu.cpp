@@ -24,9 +24,11 @@ void PeCpu::run() {
     Program program = std::move(program_);
     program_ = nullptr;
     started_ = true;
+    path_ = last_done_ = PathAccount::starting(sc_core::sc_time_stamp().value());
     try {
       program(*this);
       wait_all();
+      path_.advance(sc_core::sc_time_stamp().value(), Cause::Cpu);
     } catch (...) {
       error_ = std::current_exception();
       if (error_hook_) error_hook_();
@@ -43,6 +45,8 @@ Command& PeCpu::issue(const Command& command) {
   commands_.push_back(command);
   Command& c = commands_.back();
   c.issued = sc_core::sc_time_stamp();
+  path_.advance(c.issued.value(), Cause::Cpu);
+  c.path = path_;
   c.done = false;
   ++pending_;
   port.send(*command_payload(pool_, c));
@@ -52,6 +56,7 @@ Command& PeCpu::issue(const Command& command) {
 void PeCpu::completed(tlm::tlm_generic_payload& gp) {
   Command& c = CommandExtension::of(gp);
   c.done = true;
+  last_done_.join(c.path);
   --pending_;
   gp.release();
   if (hook_) hook_(c);
@@ -60,14 +65,18 @@ void PeCpu::completed(tlm::tlm_generic_payload& gp) {
 
 void PeCpu::wait(const Command& command) {
   while (!command.done) sc_core::wait(completed_);
+  path_.join(command.path);
 }
 
 void PeCpu::wait_all() {
   while (pending_ > 0) sc_core::wait(completed_);
+  path_.join(last_done_);
 }
 
 void PeCpu::spend(std::uint64_t cycles) {
-  if (cycles > 0) sc_core::wait(cycle_ * static_cast<double>(cycles));
+  if (cycles == 0) return;
+  sc_core::wait(cycle_ * static_cast<double>(cycles));
+  path_.advance(sc_core::sc_time_stamp().value(), Cause::Cpu);
 }
 
 }  // namespace kb

@@ -46,6 +46,11 @@ class PeCpu : public sc_core::sc_module {
   void spend(std::uint64_t cycles);  // the CPU's own time
   std::size_t pending() const { return pending_; }
 
+  // The program's critical-path account: how it got to where it is (at its end once
+  // finished). The program joins what it waited for outside the CPU (a message).
+  PathAccount& path() { return path_; }
+  const PathAccount& path() const { return path_; }
+
  private:
   void run();
   void completed(tlm::tlm_generic_payload& gp);
@@ -61,6 +66,8 @@ class PeCpu : public sc_core::sc_module {
   std::deque<Command> commands_;
   std::size_t pending_ = 0;
   PayloadPool pool_;
+  PathAccount path_;
+  PathAccount last_done_;  // the latest-finishing command's account (what wait_all waits for)
 };
 
 }  // namespace kb

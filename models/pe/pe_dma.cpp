@@ -6,7 +6,7 @@
 namespace kb {
 
 PeDma::PeDma(const sc_core::sc_module_name& name, const Topology& topo)
-    : PeEngine(name, topo, 2),
+    : PeEngine(name, topo, 2, Cause::Dma),
       memory("memory", [this](tlm::tlm_generic_payload& gp) { burst_done(gp); }),
       timing_buffer_(topo.pe.dma.burst_bytes) {}
 
@@ -20,14 +20,17 @@ void PeDma::start(tlm::tlm_generic_payload& gp, Command& cmd) {
     return;
   }
   channels_[lane_of(cmd)].active.push_back(Transfer{&gp, 0, 0});
-  issue_bursts(lane_of(cmd));
+  issue_bursts(lane_of(cmd), cmd.path);
 }
 
-void PeDma::issue_bursts(std::size_t lane) {
+void PeDma::issue_bursts(std::size_t lane, const PathAccount& path) {
   Channel& ch = channels_[lane];
   if (ch.active.empty()) return;
   Transfer& t = ch.active.back();
   const Command& cmd = CommandExtension::of(*t.command);
+  PathAccount issuer = cmd.path;
+  issuer.join(path);
+  issuer.enter(cmd.op_id);
   while (ch.in_flight < topo_.pe.dma.outstanding && t.issued < cmd.bytes) {
     const std::uint64_t len = std::min(topo_.pe.dma.burst_bytes, cmd.bytes - t.issued);
     tlm::tlm_generic_payload* burst = cmd.tcm != nullptr ? data_pool_.allocate() : timing_pool_.allocate();
@@ -43,12 +46,18 @@ void PeDma::issue_bursts(std::size_t lane) {
       burst->set_extension(owner);
     }
     owner->transfer = &t;
+    auto* account = burst->get_extension<PathExtension>();
+    if (account == nullptr) {
+      account = new PathExtension;
+      burst->set_extension(account);
+    }
+    account->account = issuer;
     t.issued += len;
     ++ch.in_flight;
     memory.send(*burst);
   }
   // All bursts out: the channel takes its next command while these complete.
-  if (t.issued == cmd.bytes) release(*t.command);
+  if (t.issued == cmd.bytes) release(*t.command, issuer);
 }
 
 void PeDma::burst_done(tlm::tlm_generic_payload& burst) {
@@ -61,6 +70,8 @@ void PeDma::burst_done(tlm::tlm_generic_payload& burst) {
   const std::size_t lane = burst.is_write() ? 1 : 0;
   Channel& ch = channels_[lane];
   Transfer& t = *burst.get_extension<BurstOwner>()->transfer;
+  PathAccount path = burst.get_extension<PathExtension>()->account;
+  path.advance(ticks(sc_core::sc_time_stamp()), Cause::Dma);
   t.completed += burst.get_data_length();
   bytes_[lane] += burst.get_data_length();
   add_work(burst.get_data_length(), 0);
@@ -72,9 +83,10 @@ void PeDma::burst_done(tlm::tlm_generic_payload& burst) {
     if (front.completed < CommandExtension::of(*front.command).bytes) break;
     tlm::tlm_generic_payload* done = front.command;
     ch.active.pop_front();
+    CommandExtension::of(*done).path.join(path);
     finish(*done);
   }
-  issue_bursts(lane);
+  issue_bursts(lane, path);
 }
 
 }  // namespace kb

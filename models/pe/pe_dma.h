@@ -35,7 +35,9 @@ class PeDma : public PeEngine {
   std::size_t lane_of(const Command& cmd) const override;
   const char* lane_name(std::size_t lane) const override { return lane == 0 ? "read" : "write"; }
   void start(tlm::tlm_generic_payload& gp, Command& cmd) override;
-  void issue_bursts(std::size_t lane);
+  // Issues what the window allows; `path`: the account of what let them go (the
+  // command's start, or the burst whose completion freed a place in the window).
+  void issue_bursts(std::size_t lane, const PathAccount& path);
   void burst_done(tlm::tlm_generic_payload& burst);
 
   // Which transfer a burst belongs to; set once on each of the DMA's payloads.

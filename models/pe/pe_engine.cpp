@@ -6,11 +6,12 @@ namespace kb {
 using sc_core::sc_time;
 using sc_core::sc_time_stamp;
 
-PeEngine::PeEngine(const sc_core::sc_module_name& name, const Topology& topo, std::size_t lanes)
+PeEngine::PeEngine(const sc_core::sc_module_name& name, const Topology& topo, std::size_t lanes, Cause cause)
     : sc_core::sc_module(name),
       command("command"),
       topo_(topo),
       cycle_(cycle_time(topo)),
+      cause_(cause),
       lanes_(lanes),
       responder_([this] { return command.operator->(); }),
       timer_(this, &PeEngine::on_timer) {
@@ -56,6 +57,8 @@ void PeEngine::start_next(Lane& lane) {
   if (in_service_++ == 0) active_since_ = sc_time_stamp();
   Command& cmd = CommandExtension::of(gp);
   cmd.started = sc_time_stamp();
+  cmd.path.join(lane.freed);  // it waited for the lane, if the lane freed after it came
+  cmd.path.enter(cmd.op_id);
   start(gp, cmd);
 }
 
@@ -68,6 +71,8 @@ void PeEngine::on_timer(tlm::tlm_generic_payload& gp, const tlm::tlm_phase&) { f
 void PeEngine::finish(tlm::tlm_generic_payload& gp) {
   Command& cmd = CommandExtension::of(gp);
   cmd.finished = sc_time_stamp();
+  cmd.path.advance(ticks(cmd.finished), cause_);
+  cmd.path.enter(cmd.op_id);
   busy_ += cmd.finished - cmd.started;
   completed(cmd);
   ++commands_done_;
@@ -77,13 +82,14 @@ void PeEngine::finish(tlm::tlm_generic_payload& gp) {
   traced(queue_signal_, --depth_);
   gp.set_response_status(tlm::TLM_OK_RESPONSE);
   responder_.respond(gp, sc_core::SC_ZERO_TIME);
-  release(gp);
+  release(gp, cmd.path);
 }
 
-void PeEngine::release(tlm::tlm_generic_payload& gp) {
+void PeEngine::release(tlm::tlm_generic_payload& gp, const PathAccount& path) {
   Lane& lane = lanes_.at(lane_of(CommandExtension::of(gp)));
   if (lane.current != &gp) return;  // released earlier
   lane.current = nullptr;
+  lane.freed = path;
   start_next(lane);
 }
 

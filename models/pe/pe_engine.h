@@ -10,6 +10,7 @@
 #include <tlm_utils/peq_with_cb_and_phase.h>
 #include <tlm_utils/simple_target_socket.h>
 
+#include "models/common/path_extension.h"
 #include "models/common/ports.h"
 #include "models/common/waveform.h"
 #include "models/pe/command.h"
@@ -33,7 +34,8 @@ class PeEngine : public sc_core::sc_module {
   void record_to(Waveform& wave);
 
  protected:
-  PeEngine(const sc_core::sc_module_name& name, const Topology& topo, std::size_t lanes);
+  // `cause`: what a command's own service time counts as on the critical path.
+  PeEngine(const sc_core::sc_module_name& name, const Topology& topo, std::size_t lanes, Cause cause);
 
   virtual std::size_t lane_of(const Command&) const { return 0; }
   // The lane's name in traces ("" for an engine of one lane).
@@ -49,8 +51,9 @@ class PeEngine : public sc_core::sc_module {
   }
   void finish(tlm::tlm_generic_payload& gp);
   // Lets the lane start its next command while this one is still completing (e.g. a DMA
-  // command whose bursts are all issued and in flight).
-  void release(tlm::tlm_generic_payload& gp);
+  // command whose bursts are all issued and in flight); `path`: where the lane's
+  // critical-path account stands then (the next command waited for it).
+  void release(tlm::tlm_generic_payload& gp, const PathAccount& path);
 
   sc_core::sc_time cycles(std::uint64_t n) const { return cycle_ * static_cast<double>(n); }
   const Topology& topo_;
@@ -61,6 +64,7 @@ class PeEngine : public sc_core::sc_module {
     tlm::tlm_generic_payload* current = nullptr;  // the command the lane is serving
     std::uint32_t in_service = 0;                 // started, not finished (release() overlaps them)
     int busy_signal = -1;
+    PathAccount freed;  // the account of the lane's last release
   };
   void traced(int signal, std::uint64_t value) {
     if (wave_ != nullptr) wave_->set(signal, sc_core::sc_time_stamp(), value);
@@ -71,6 +75,7 @@ class PeEngine : public sc_core::sc_module {
   void on_timer(tlm::tlm_generic_payload& gp, const tlm::tlm_phase& phase);
 
   sc_core::sc_time cycle_;
+  Cause cause_;
   std::vector<Lane> lanes_;
   Responder responder_;
   tlm_utils::peq_with_cb_and_phase<PeEngine> timer_;

@@ -7,7 +7,7 @@ namespace kb {
 using RowMajor = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
 PeGemm::PeGemm(const sc_core::sc_module_name& name, const Topology& topo, PeTcm& tcm)
-    : PeEngine(name, topo, 1), tcm_(tcm) {}
+    : PeEngine(name, topo, 1, Cause::Gemm), tcm_(tcm) {}
 
 std::uint64_t PeGemm::cycles_for(std::uint64_t m, std::uint64_t n, std::uint64_t k) const {
   const std::uint64_t r = topo_.pe.gemm.rows, c = topo_.pe.gemm.cols;

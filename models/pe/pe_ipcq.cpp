@@ -10,7 +10,7 @@ using sc_core::sc_time;
 
 PeIpcq::PeIpcq(const sc_core::sc_module_name& name, const Topology& topo, const AddressMap& map,
                PeCoord self)
-    : PeEngine(name, topo, 1),
+    : PeEngine(name, topo, 1, Cause::Fabric),
       network("network", [this](tlm::tlm_generic_payload& gp) { sent(gp); }),
       mailbox("mailbox"),
       map_(map),
@@ -43,6 +43,9 @@ void PeIpcq::start(tlm::tlm_generic_payload& gp, Command& cmd) {
   who->tag = cmd.tag;
   msg->set_auto_extension(who);
   msg->set_auto_extension(new RouteRecord);
+  auto* path = new PathExtension;
+  path->account = cmd.path;
+  msg->set_auto_extension(path);
   network.send(*msg);
 }
 
@@ -51,9 +54,10 @@ void PeIpcq::sent(tlm::tlm_generic_payload& msg) {
     SC_REPORT_ERROR(name(), ("message delivery failed: " + msg.get_response_string()).c_str());
   bytes_sent_ += msg.get_data_length();
   add_work(msg.get_data_length(), 0);
-  msg.release();
   tlm::tlm_generic_payload* cmd = sending_;
   sending_ = nullptr;
+  if (const auto* path = msg.get_extension<PathExtension>()) CommandExtension::of(*cmd).path.join(path->account);
+  msg.release();
   finish(*cmd);
 }
 
@@ -84,6 +88,10 @@ void PeIpcq::deliver(tlm::tlm_generic_payload& gp) {
   if (const auto* record = gp.get_extension<RouteRecord>()) m.path = record->cubes;
   m.bytes = gp.get_data_length();
   m.arrival = arrival;
+  if (const auto* path = gp.get_extension<PathExtension>()) {
+    m.account = path->account;
+    m.account.advance(ticks(arrival), Cause::Fabric);
+  }
   if (gp.get_extension<TimingOnly>() == nullptr)
     m.data.assign(gp.get_data_ptr(), gp.get_data_ptr() + gp.get_data_length());
   received_.push_back(std::move(m));

@@ -22,6 +22,7 @@ struct Message {
   sc_core::sc_time arrival;
   std::vector<std::uint32_t> path;  // cubes whose routers sent it over a mesh link
   std::vector<std::uint8_t> data;   // empty for timing-only messages
+  PathAccount account;              // its critical-path account at arrival
 };
 
 class PeIpcq : public PeEngine {

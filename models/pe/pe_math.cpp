@@ -7,7 +7,7 @@
 namespace kb {
 
 PeMath::PeMath(const sc_core::sc_module_name& name, const Topology& topo, PeTcm& tcm)
-    : PeEngine(name, topo, 1), tcm_(tcm) {}
+    : PeEngine(name, topo, 1, Cause::Math), tcm_(tcm) {}
 
 std::uint64_t PeMath::cycles_for(MathOp op, std::uint64_t elements, std::uint32_t reduce_width) const {
   const std::uint64_t cost = topo_.pe.math.cycles.at(math_cost_key(op));

@@ -62,17 +62,18 @@ void PeScheduler::engine_done(tlm::tlm_generic_payload& gp) {
   gp.release();
   Composite& c = *comp;
   if (done.kind == Command::Kind::DmaRead) {
-    issue_gemm(c, tile);
+    issue_gemm(c, tile, done.path);
     return;
   }
   ++c.gemms_done;
-  if (c.loads < c.tiles) issue_load(c, c.loads);  // the buffer of this tile is free again
+  if (c.loads < c.tiles) issue_load(c, c.loads, done.path);  // the buffer of this tile is free again
   if (c.gemms_done < c.tiles) return;
   Command& macro = CommandExtension::of(*c.macro);
   sc_core::sc_time started = sc_core::sc_time_stamp();
   for (const Command& s : c.subs) started = std::min(started, s.started);
   macro.started = started;
   macro.finished = sc_core::sc_time_stamp();
+  macro.path = done.path;  // the last GEMM's end
   c.macro->set_response_status(tlm::TLM_OK_RESPONSE);
   tlm::tlm_generic_payload* whole = c.macro;
   // Composites finish in issue order (one GEMM FIFO); drop the finished ones at the front.
@@ -85,11 +86,14 @@ void PeScheduler::start_sequence(tlm::tlm_generic_payload& gp) {
   Sequence& s = sequences_.emplace_back();
   s.macro = &gp;
   Command& cmd = CommandExtension::of(gp);
+  s.path = cmd.path;
+  s.path.enter(cmd.op_id);
   // The scheduler owns the steps from here on; the CPU's copy of the command keeps only
   // its lifecycle (its step list would otherwise stay in memory for the whole run).
   for (Command& step : cmd.steps) {
     Command& mine = s.steps.emplace_back(std::move(step));
     mine.data = cmd.data;
+    mine.op_id = cmd.op_id;
   }
   cmd.steps.clear();
   cmd.steps.shrink_to_fit();
@@ -103,10 +107,15 @@ void PeScheduler::advance(Sequence& s) {
     Command& macro = CommandExtension::of(*s.macro);
     macro.started = s.steps.empty() ? sc_core::sc_time_stamp() : s.steps.front().started;
     macro.finished = sc_core::sc_time_stamp();
+    macro.path = s.path;
     s.macro->set_response_status(tlm::TLM_OK_RESPONSE);
     responder_.respond(*s.macro, sc_core::SC_ZERO_TIME);
     while (!sequences_.empty() && sequences_.front().done) sequences_.pop_front();
-    if (!sequences_.empty()) advance(sequences_.front());  // its serial step may go now
+    if (!sequences_.empty()) {
+      Sequence& next = sequences_.front();
+      if (!next.in_step) next.path.join(macro.path);  // its serial step waited for this one
+      advance(next);
+    }
     return;
   }
   Command& step = s.steps[s.next];
@@ -114,6 +123,7 @@ void PeScheduler::advance(Sequence& s) {
   s.in_step = true;
   ++s.next;
   step.issued = sc_core::sc_time_stamp();
+  step.path = s.path;
   tlm::tlm_generic_payload* gp = command_payload(pool_, step);
   step_of_[&step] = &s;
   if (step.kind == Command::Kind::Composite) start_composite(*gp);
@@ -121,6 +131,7 @@ void PeScheduler::advance(Sequence& s) {
 }
 
 void PeScheduler::step_done(Sequence& s, tlm::tlm_generic_payload& gp) {
+  s.path.join(CommandExtension::of(gp).path);
   gp.release();
   s.in_step = false;
   advance(s);
@@ -132,10 +143,12 @@ void PeScheduler::start_composite(tlm::tlm_generic_payload& gp) {
   Composite& c = composites_.back();
   c.macro = &gp;
   c.tiles = static_cast<std::uint32_t>((cmd.b.rows + cmd.tile_rows - 1) / cmd.tile_rows);
-  for (std::uint32_t t = 0; t < std::min(c.tiles, cmd.stage_buffers); ++t) issue_load(c, t);
+  PathAccount path = cmd.path;
+  path.enter(cmd.op_id);
+  for (std::uint32_t t = 0; t < std::min(c.tiles, cmd.stage_buffers); ++t) issue_load(c, t, path);
 }
 
-void PeScheduler::issue_load(Composite& c, std::uint32_t tile) {
+void PeScheduler::issue_load(Composite& c, std::uint32_t tile, const PathAccount& path) {
   const Command& m = CommandExtension::of(*c.macro);
   const std::uint32_t first = tile * m.tile_rows;
   const std::uint32_t rows = std::min(m.tile_rows, m.b.rows - first);
@@ -144,19 +157,21 @@ void PeScheduler::issue_load(Composite& c, std::uint32_t tile) {
   load.address = m.address + first * m.b_row_bytes;
   load.bytes = rows * m.b_row_bytes;
   load.data = m.data;
+  load.op_id = m.op_id;
   if (m.data) load.tcm = tcm_.data(m.stage.offset + (tile % m.stage_buffers) * m.stage.bytes());
   ++c.loads;
   sub_of_[&load] = {&c, tile};
-  issue_sub(load, dma);
+  issue_sub(load, dma, path);
 }
 
-void PeScheduler::issue_gemm(Composite& c, std::uint32_t tile) {
+void PeScheduler::issue_gemm(Composite& c, std::uint32_t tile, const PathAccount& path) {
   const Command& m = CommandExtension::of(*c.macro);
   const std::uint32_t first = tile * m.tile_rows;
   const std::uint32_t rows = std::min(m.tile_rows, m.b.rows - first);
   Command& g = c.subs.emplace_back();
   g.kind = Command::Kind::Gemm;
   g.data = m.data;
+  g.op_id = m.op_id;
   g.trans_b = m.trans_b;
   g.a = m.a;
   g.c = m.c;
@@ -180,11 +195,12 @@ void PeScheduler::issue_gemm(Composite& c, std::uint32_t tile) {
     g.accumulate = m.accumulate || tile > 0;
   }
   sub_of_[&g] = {&c, tile};
-  issue_sub(g, gemm);
+  issue_sub(g, gemm, path);
 }
 
-void PeScheduler::issue_sub(Command& sub, InitiatorPort& port) {
+void PeScheduler::issue_sub(Command& sub, InitiatorPort& port, const PathAccount& path) {
   sub.issued = sc_core::sc_time_stamp();
+  sub.path = path;
   port.send(*command_payload(pool_, sub));
 }
 

@@ -32,12 +32,16 @@ class PeScheduler : public sc_core::sc_module {
     std::uint32_t tiles = 0, loads = 0, gemms_done = 0;
     std::deque<Command> subs;
   };
+  // Critical-path accounts: a sub-command starts from the account of what issued it (the
+  // macro, the tile's load, the GEMM that freed its buffer); a sequence's steps follow
+  // one another's.
   struct Sequence {
     tlm::tlm_generic_payload* macro = nullptr;
     std::size_t next = 0;       // the step to issue
     bool in_step = false;       // a step is running
     bool done = false;
     std::deque<Command> steps;  // copies that carry their own lifecycle
+    PathAccount path;           // where the sequence stands: its last step's end
   };
 
   tlm::tlm_sync_enum nb_transport_fw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
@@ -48,9 +52,9 @@ class PeScheduler : public sc_core::sc_module {
   void advance(Sequence& s);
   void step_done(Sequence& s, tlm::tlm_generic_payload& gp);
   void finished(tlm::tlm_generic_payload& macro, sc_core::sc_time started);  // respond to the CPU
-  void issue_load(Composite& c, std::uint32_t tile);
-  void issue_gemm(Composite& c, std::uint32_t tile);
-  void issue_sub(Command& sub, InitiatorPort& port);
+  void issue_load(Composite& c, std::uint32_t tile, const PathAccount& path);
+  void issue_gemm(Composite& c, std::uint32_t tile, const PathAccount& path);
+  void issue_sub(Command& sub, InitiatorPort& port, const PathAccount& path);
 
   PeTcm& tcm_;
   Responder responder_;

@@ -42,6 +42,49 @@ TEST(TlTiming, LoadDotStoreChainIsTheSumOfItsParts) {
   EXPECT_EQ(log.select("gemm", "dot")[0]->issue, log.select("dma", "load")[1]->end + issue(m.topo, "dot"));
 }
 
+// The chain's critical path: the first load's issue, then HBM until the second load is
+// in, the dot's issue and GEMM, the store's issue and its HBM time. It goes through the
+// four ops in turn: each span from entering the op to entering the next (the next op's
+// issue cost included), the last to the end.
+TEST(TlTiming, LoadDotStoreChainsCriticalPathIsItsParts) {
+  Machine m("small_1sip_2x2x2", false);
+  const DPPolicy here = DPPolicy::replicate(1, 1, 0);
+  const DeviceTensor a = m.rt.empty("a", {32, 64}, DType::fp32, here);
+  const DeviceTensor b = m.rt.empty("b", {64, 128}, DType::fp32, here);
+  const DeviceTensor c = m.rt.empty("c", {32, 128}, DType::fp32, here);
+  m.rt.launch(SipId(0), "chain", test::on_pe(kPe, [&](tl::Ctx& tl) {
+    const tl::Tensor x = tl.load(a, {0, 32});
+    const tl::Tensor y = tl.load(b, {0, 64});
+    tl.store(c, {0, 32}, tl.dot(x, y));
+  }));
+  m.rt.run();
+  const CriticalPath path = m.rt.critical_path();
+  EXPECT_EQ(path.of("cpu"), issue(m.topo, "load") + issue(m.topo, "dot") + issue(m.topo, "store"));
+  EXPECT_EQ(path.of("hbm"), dma(8192 + 32768) + dma(16384));
+  EXPECT_EQ(path.of("gemm"), 2 * 2 * 64 + 16 + 64);
+  EXPECT_EQ(path.cycles.size(), 3u);
+  std::vector<std::string> chain;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> spans;
+  for (const OpRecord& r : m.rt.op_log().records()) {
+    if (r.critical.empty()) continue;
+    chain.push_back(r.kind + " " + r.tensor);
+    spans.insert(spans.end(), r.critical.begin(), r.critical.end());
+  }
+  EXPECT_EQ(chain, (std::vector<std::string>{"load a", "load b", "dot b", "store c"}));
+  const auto& log = m.rt.op_log();
+  const OpRecord& load_b = *log.select("dma", "load")[1];
+  const OpRecord& dot = *log.select("gemm", "dot")[0];
+  const OpRecord& store = *log.select("dma", "store")[0];
+  // a's 4 bursts and b's first 4 fill the window; b's last burst goes when a's last is
+  // done, which is where the path enters b.
+  const std::uint64_t a_issued = issue(m.topo, "load");
+  const std::uint64_t b_entered = a_issued + dma(8192);
+  EXPECT_EQ(spans, (std::vector<std::pair<std::uint64_t, std::uint64_t>>{
+                       {a_issued, b_entered}, {b_entered, dot.start}, {dot.start, store.start},
+                       {store.start, m.rt.last_run_cycles()}}));
+  EXPECT_EQ(load_b.end + issue(m.topo, "dot"), dot.start);
+}
+
 // A ref issues no engine command but costs its CPU issue cycles and logs a record, like
 // every op; the cost is the topology's, so changing it moves the time by exactly that.
 class RefCost : public testing::TestWithParam<std::uint64_t> {};
@@ -211,7 +254,7 @@ TEST(TlOpLog, MessagesPerLinkFollowXyRouting) {
   EXPECT_EQ(noc.router(CubeId(0)).link(Direction::East)->transfers(), 1u);
   EXPECT_EQ(noc.router(CubeId(1)).link(Direction::South)->transfers(), 1u);
   const std::string csv = m.rt.op_log().to_csv();
-  EXPECT_EQ(csv.substr(0, csv.find('\n')), "id,kernel,pe,engine,kind,issue,start,end,bytes,flops,peer,tag,hops,tensor,shape");
+  EXPECT_EQ(csv.substr(0, csv.find('\n')), "id,kernel,pe,engine,kind,issue,start,end,bytes,flops,peer,tag,hops,tensor,shape,critical");
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #pragma once
 // Helpers for the tl suites: a small machine with a runtime, random inputs, references.
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <random>
 
@@ -12,6 +14,14 @@ struct Machine {
   explicit Machine(const std::string& topo_name = "small_1sip_2x2x2", bool data = true,
                    const std::vector<std::string>& sets = {})
       : topo(topology(topo_name, sets)), sys("system", topo), rt(sys, RunOptions{data}) {}
+  // The last run's critical path accounts for every cycle of its latency.
+  ~Machine() {
+    const CriticalPath path = rt.critical_path();
+    if (!path.cycles.empty()) {
+      EXPECT_EQ(path.total(), rt.last_run_cycles()) << "critical path against the latency";
+    }
+  }
+  Machine(Machine&&) = delete;
   Topology topo;
   System sys;
   RuntimeContext rt;

@@ -98,12 +98,14 @@ std::vector<OpRecord> read_op_log(const std::string& file) {
     r.kernel = j["kernel"];
     r.engine = j["engine"];
     r.kind = j["kind"];
+    r.issue = j["issue"];
     r.start = j["start"];
     r.end = j["end"];
     r.tensor = j["tensor"];
     r.shape = j["shape"];
     r.tag = j["tag"];
     r.bytes = j["bytes"];
+    r.critical = j["critical"].get<std::vector<std::pair<std::uint64_t, std::uint64_t>>>();
     out.push_back(r);
     out.back().tensor = j["pe"];  // the PE's name, which the checks below select on
   }
@@ -180,8 +182,11 @@ TEST(Traces, TimelineSlicesAreTheOpLogAndFlowsJoinSendsToReceives) {
   std::map<std::pair<int, int>, std::string> track_name;
   std::map<std::uint64_t, std::vector<nlohmann::json>> flows;
   std::set<std::string> phases;
+  std::map<double, nlohmann::json> critical;  // the critical-path track's slices by start
   for (const auto& e : trace["traceEvents"]) {
-    if (e["ph"] == "X") {
+    if (e["ph"] == "X" && e["cat"] == "critical") {
+      EXPECT_TRUE(critical.emplace(e["ts"].get<double>(), e).second) << "two critical slices start together";
+    } else if (e["ph"] == "X") {
       EXPECT_TRUE(slices.emplace(e["args"]["id"].get<std::uint64_t>(), e).second) << "two slices of one record";
       if (e["cat"] == "phase") phases.insert(e["name"].get<std::string>());
     } else if (e["ph"] == "M" && e["name"] == "thread_name") {
@@ -205,6 +210,29 @@ TEST(Traces, TimelineSlicesAreTheOpLogAndFlowsJoinSendsToReceives) {
     sends += rec.kind == "send";
   }
   EXPECT_EQ(track_name.at({0, 1}), "cube(0,0).pe0.phase");
+  // The critical-path track shows the records' critical spans: one after the other
+  // without gap or overlap up to the run's end, each inside its op's own [issue, end].
+  EXPECT_EQ(track_name.at({0, 0}), "critical path");
+  std::size_t spans = 0;
+  for (const auto& rec : log)
+    for (const auto& [begin, end] : rec.critical) {
+      ++spans;
+      const auto& e = critical.at(static_cast<double>(begin) * 1e-3);
+      EXPECT_EQ(e["tid"], 0);
+      EXPECT_EQ(e["args"]["id"], rec.id);
+      EXPECT_EQ(e["dur"].get<double>(), static_cast<double>(end - begin) * 1e-3);
+      EXPECT_GE(begin, rec.issue) << rec.kind;
+      EXPECT_LE(begin, rec.end) << rec.kind;
+    }
+  EXPECT_EQ(critical.size(), spans);
+  EXPECT_GT(spans, 3u);
+  double until = critical.begin()->first;
+  for (const auto& [ts, e] : critical) {
+    EXPECT_NEAR(ts, until, 1e-9);
+    until = ts + e["dur"].get<double>();
+  }
+  EXPECT_NE(r.out.find(std::to_string(static_cast<std::uint64_t>(until * 1e3 + 0.5)) + " cycles"), std::string::npos)
+      << "the last span ends with the run\n" << r.out;
   EXPECT_EQ(phases, (std::set<std::string>{"sweep", "reduce level 2", "reduce level 1", "store O"}));
   // Every message is one flow from the sender's ipcq track to the receiver's.
   ASSERT_GT(sends, 0u);
@@ -219,7 +247,7 @@ TEST(Traces, TimelineSlicesAreTheOpLogAndFlowsJoinSendsToReceives) {
   }
 }
 
-// The CSV op log of a whole run parses as strict CSV, a row of 15 fields per record,
+// The CSV op log of a whole run parses as strict CSV, a row of 16 fields per record,
 // with the same records as the JSON-lines log.
 TEST(Traces, CsvOpLogParsesWithTheHeadersFieldsOnEveryRow) {
   const std::string dir = temp_dir("csv");
@@ -234,7 +262,7 @@ TEST(Traces, CsvOpLogParsesWithTheHeadersFieldsOnEveryRow) {
   ASSERT_EQ(rows.size(), result["op_log"]["records"].get<std::size_t>() + 1);
   std::size_t shaped = 0;
   for (const auto& row : rows) {
-    ASSERT_EQ(row.size(), 15u);
+    ASSERT_EQ(row.size(), 16u);
     shaped += row[14].find(", ") != std::string::npos;
   }
   EXPECT_GT(shaped, 0u);  // shapes like "[64, 64]" hold a comma and stay one field

@@ -1,5 +1,6 @@
 #include "workloads/hbm_stream/hbm_stream.h"
 #include "models/common/clock.h"
+#include "platform/critical_path.h"
 
 #include <algorithm>
 #include <deque>
@@ -33,6 +34,7 @@ StreamResult run_hbm_stream(System& system, std::uint64_t bytes_per_pe, bool wri
   r.bytes_per_pe = bytes_per_pe;
   r.write = write;
   const sc_core::sc_time t0 = sc_core::sc_time_stamp();
+  std::vector<PeCpu*> cpus;
   for (const SipId s : sips) {
     Sip& sip = system.sip(s);
     for (std::uint32_t c = 0; c < sip.cube_count(); ++c)
@@ -43,6 +45,7 @@ StreamResult run_hbm_stream(System& system, std::uint64_t bytes_per_pe, bool wri
         cmd.address = sip.address_map().hbm(c, p, 0);
         cmd.bytes = bytes_per_pe;
         pe.cpu.load([cmd](PeCpu& cpu) { cpu.wait(cpu.issue(cmd)); });
+        cpus.push_back(&pe.cpu);
         ++r.pes;
       }
   }
@@ -50,6 +53,7 @@ StreamResult run_hbm_stream(System& system, std::uint64_t bytes_per_pe, bool wri
   const sc_core::sc_time elapsed = sc_core::sc_time_stamp() - t0;
   r.simulated_cycles = static_cast<std::uint64_t>(elapsed / cycle_time(topo) + 0.5);
   r.predicted_cycles = predict_dma_cycles(topo, bytes_per_pe);
+  r.critical_path = path_cycles(device_path(cpus), topo);
   r.total_bytes = bytes_per_pe * r.pes;
   const std::uint64_t burst = topo.pe.dma.burst_bytes;
   r.bursts = (bytes_per_pe + burst - 1) / burst * r.pes;

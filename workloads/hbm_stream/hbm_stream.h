@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "base/critical_path.h"
 #include "models/sip/system.h"
 
 namespace kb {
@@ -19,6 +20,7 @@ struct StreamResult {
   std::uint64_t bursts = 0;             // DMA<->HBM transactions in the run
   double achieved_bytes_per_cycle_per_pe = 0;
   double configured_bytes_per_cycle_per_pe = 0;
+  CriticalPath critical_path;           // of the PE that finished last
 };
 
 // The pipelined-burst schedule of one DMA command on an idle channel:

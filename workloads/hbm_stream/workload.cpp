@@ -22,6 +22,7 @@ class StreamJob : public Job {
     const StreamResult s = run_hbm_stream(rt.system(), bytes_, write_, devices_);
     Result r = Result::of("hbm_stream", devices_, s.simulated_cycles, topo);
     r.knobs = {{"bytes_per_pe", s.bytes_per_pe}, {"write", s.write}, {"pes", s.pes}};
+    r.critical_path = s.critical_path;
     r.add("predicted_cycles", s.predicted_cycles, Merge::Same);
     r.add("total_bytes", s.total_bytes, Merge::Sum);
     r.add("bursts", s.bursts, Merge::Sum);

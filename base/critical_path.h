@@ -1,0 +1,88 @@
+#pragma once
+// Critical-path accounting (docs/critical_path.md). Every activity of the model (an
+// engine command, a DMA burst, a message, a PE's program) carries a PathAccount: the
+// time it has reached, split by cause along the chain of activities that held it back.
+// An activity that waits for several things takes the account of the one it waited for
+// last (join); its own time then adds under its own cause (advance). So the account of
+// whatever finishes a run last splits the run's latency exactly, and no graph is kept.
+#include <array>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace kb {
+
+// What a cycle on the critical path was spent on.
+enum class Cause : std::uint8_t {
+  Hbm,     // an HBM channel's wire (queueing and serialisation) and access latency
+  Noc,     // mesh links: queueing, serialisation, hop latency
+  Fabric,  // the cube fabric's ports and the IPCQ mailbox
+  Gemm,    // the GEMM engine
+  Math,    // the MATH engine
+  Dma,     // the DMA engine itself (its ports), beyond the bursts' paths
+  Cpu,     // the PE's CPU: issue costs
+  Sync,    // waiting for a message whose path is not known (sent from outside the model)
+};
+inline constexpr std::size_t kCauses = 8;
+const char* cause_name(Cause c);
+
+// No op-log record.
+inline constexpr std::uint64_t kNoOp = std::numeric_limits<std::uint64_t>::max();
+
+// The ops a chain went through, newest first: it entered op-log record `op` at `at`.
+// Chains share their common past, so an account carries its whole history in a pointer.
+struct PathStep {
+  PathStep(std::uint64_t entered_op, std::uint64_t entered_at, std::shared_ptr<const PathStep> history)
+      : op(entered_op), at(entered_at), before(std::move(history)) {}
+  ~PathStep();  // unlinks a long history without recursing through it
+  PathStep(const PathStep&) = delete;
+  PathStep& operator=(const PathStep&) = delete;
+  std::uint64_t op, at;
+  mutable std::shared_ptr<const PathStep> before;
+};
+
+struct PathAccount {
+  std::uint64_t at = 0;                        // simulated time reached (kernel time ticks)
+  std::array<std::uint64_t, kCauses> spent{};  // ticks per cause; they sum to at - the start
+  std::shared_ptr<const PathStep> step;        // the op the chain is in now, and its history
+
+  static PathAccount starting(std::uint64_t t) {
+    PathAccount a;
+    a.at = t;
+    return a;
+  }
+  // The time up to `to` was spent on `c`.
+  void advance(std::uint64_t to, Cause c) {
+    if (to <= at) return;
+    spent[static_cast<std::size_t>(c)] += to - at;
+    at = to;
+  }
+  // This activity also waited for `other`: the later of the two holds it back (on a tie,
+  // the one already held).
+  void join(const PathAccount& other) {
+    if (other.at > at) *this = other;
+  }
+  // The chain goes on inside op-log record `id`.
+  void enter(std::uint64_t id) {
+    if (!step || step->op != id) step = std::make_shared<const PathStep>(id, at, std::move(step));
+  }
+  std::uint64_t op() const { return step ? step->op : kNoOp; }
+  std::uint64_t total() const;
+};
+
+// A run's critical path in cycles per cause, largest first (ties in Cause order); the
+// values sum to the latency.
+struct CriticalPath {
+  std::vector<std::pair<std::string, std::uint64_t>> cycles;
+  std::uint64_t total() const;
+  std::uint64_t of(const std::string& cause) const;  // 0 for a cause not on the path
+};
+
+// `account` in cycles of `cycle_ticks` ticks. Each cause is rounded down and the
+// remainders go, in whole cycles, to the causes with the largest remainders, so the
+// cycles sum to the account's total rounded to the nearest cycle.
+CriticalPath critical_path(const PathAccount& account, std::uint64_t cycle_ticks);
+
+}  // namespace kb

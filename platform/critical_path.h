@@ -1,0 +1,25 @@
+#pragma once
+// A run's critical path (docs/critical_path.md): the account of the PE program that
+// finished last on the slowest device, in cycles per cause.
+#include <optional>
+#include <vector>
+
+#include "base/critical_path.h"
+#include "base/op_log.h"
+#include "base/topology.h"
+#include "models/pe/pe_cpu.h"
+
+namespace kb {
+
+// A device's critical path: the account of its program that finished last (the first
+// of them on a tie).
+PathAccount device_path(const std::vector<PeCpu*>& cpus);
+// Keeps in `slowest` the longer of it and `device` (the one kept on a tie).
+void keep_slowest(std::optional<PathAccount>& slowest, const PathAccount& device);
+// In cycles of the topology's clock (empty for no path).
+CriticalPath path_cycles(const std::optional<PathAccount>& path, const Topology& topo);
+// Writes into `log` the spans of the device's path `path` (from `origin`, in cycles of
+// `cycle`) spent in each op: from when it entered the op until it entered the next one.
+void mark_critical(OpLog& log, const PathAccount& path, const sc_core::sc_time& origin, const sc_core::sc_time& cycle);
+
+}  // namespace kb
