@@ -19,9 +19,9 @@ const char* cause_name(Cause c) {
   return "?";
 }
 
-PathStep::~PathStep() {
-  std::shared_ptr<const PathStep> next = std::move(before);
-  while (next && next.use_count() == 1) next = std::move(next->before);
+std::deque<PathStep>& path_steps() {
+  static std::deque<PathStep> steps;
+  return steps;
 }
 
 std::uint64_t PathAccount::total() const { return std::accumulate(spent.begin(), spent.end(), std::uint64_t{0}); }

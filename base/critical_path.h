@@ -7,8 +7,8 @@
 // whatever finishes a run last splits the run's latency exactly, and no graph is kept.
 #include <array>
 #include <cstdint>
+#include <deque>
 #include <limits>
-#include <memory>
 #include <string>
 #include <vector>
 
@@ -31,22 +31,22 @@ const char* cause_name(Cause c);
 // No op-log record.
 inline constexpr std::uint64_t kNoOp = std::numeric_limits<std::uint64_t>::max();
 
-// The ops a chain went through, newest first: it entered op-log record `op` at `at`.
-// Chains share their common past, so an account carries its whole history in a pointer.
+inline constexpr std::uint64_t kNoStep = std::numeric_limits<std::uint64_t>::max();
+
+// A step of a chain: it entered op-log record `op` at `at`, coming from step `before`.
 struct PathStep {
-  PathStep(std::uint64_t entered_op, std::uint64_t entered_at, std::shared_ptr<const PathStep> history)
-      : op(entered_op), at(entered_at), before(std::move(history)) {}
-  ~PathStep();  // unlinks a long history without recursing through it
-  PathStep(const PathStep&) = delete;
-  PathStep& operator=(const PathStep&) = delete;
-  std::uint64_t op, at;
-  mutable std::shared_ptr<const PathStep> before;
+  std::uint64_t op, at, before;
 };
+// The steps of every chain of this process, indexed by number. Chains share their
+// common past, so an account carries its whole history in one index; a step is never
+// removed (24 bytes per op a chain enters), and accounts copy as plain values.
+std::deque<PathStep>& path_steps();
 
 struct PathAccount {
   std::uint64_t at = 0;                        // simulated time reached (kernel time ticks)
   std::array<std::uint64_t, kCauses> spent{};  // ticks per cause; they sum to at - the start
-  std::shared_ptr<const PathStep> step;        // the op the chain is in now, and its history
+  std::uint64_t step = kNoStep;                // where the chain is in path_steps()
+  std::uint64_t op = kNoOp;                    // the op-log record it is in now
 
   static PathAccount starting(std::uint64_t t) {
     PathAccount a;
@@ -66,9 +66,12 @@ struct PathAccount {
   }
   // The chain goes on inside op-log record `id`.
   void enter(std::uint64_t id) {
-    if (!step || step->op != id) step = std::make_shared<const PathStep>(id, at, std::move(step));
+    if (id == op) return;
+    std::deque<PathStep>& steps = path_steps();
+    steps.push_back({id, at, step});
+    step = steps.size() - 1;
+    op = id;
   }
-  std::uint64_t op() const { return step ? step->op : kNoOp; }
   std::uint64_t total() const;
 };
 

@@ -20,9 +20,9 @@ void mark_critical(OpLog& log, const PathAccount& path, const sc_core::sc_time& 
     return static_cast<std::uint64_t>((sc_core::sc_time::from_value(ticks) - origin) / cycle + 0.5);
   };
   std::vector<const PathStep*> steps;  // newest first
-  for (const PathStep* s = path.step.get(); s != nullptr; s = s->before.get()) steps.push_back(s);
+  for (std::uint64_t s = path.step; s != kNoStep; s = path_steps()[s].before) steps.push_back(&path_steps()[s]);
   std::uint64_t until = path.at;
-  for (const PathStep* s : steps) {  // newest first: each span ends where the next began
+  for (const PathStep* s : steps) {  // each span ends where the next one began
     if (s->op < log.size() && until > s->at) log.at(s->op).critical.emplace_back(cycles(s->at), cycles(until));
     until = s->at;
   }

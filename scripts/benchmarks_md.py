@@ -22,6 +22,12 @@ def pct(x):
     return f"{100 * x:.1f}%"
 
 
+def where(r):
+    """The three largest causes on the row's critical path, e.g. "hbm 93%, fabric 2%"."""
+    path = sorted(r.get("critical_path", {}).items(), key=lambda kv: -kv[1])[:3]
+    return ", ".join(f"{cause} {cycles / r['simulated_cycles'] * 100:.0f}%" for cause, cycles in path)
+
+
 def knobs(r):
     k = r["knobs"]
     return k["seq_len"], k.get("cubes_per_group", 8), k["pes"], k.get("layout", "")
@@ -39,21 +45,23 @@ def section(sweep, path):
            "cores), then `scripts/benchmarks_md.py traces/sweep.json`; the plots by",
            "`/usr/bin/python3 scripts/plot_sweep.py traces/sweep.json`.", "",
            "### Headline: modelled performance (4 SIPs, Llama-3-70B, bf16, timing mode)", "",
-           "| kernel | S | C x P | layout | simulated cycles | roofline cycles | efficiency | closed-form model |",
-           "|---|---|---|---|---|---|---|---|"]
+           "| kernel | S | C x P | layout | simulated cycles | roofline cycles | efficiency | closed-form model "
+           "| critical path |",
+           "|---|---|---|---|---|---|---|---|---|"]
     for r in decode:
         if not r["headline"]:
             continue
         s, c, p, _ = knobs(r)
         model = r.get("model_cycles")
         out.append(f"| decode | {n(s)} | {c} x {p} | | {n(r['simulated_cycles'])} | {n(round(r['roofline_cycles']))} "
-                   f"| {pct(r['roofline_efficiency'])} | {n(round(model)) if model else ''} |")
+                   f"| {pct(r['roofline_efficiency'])} | {n(round(model)) if model else ''} | {where(r)} |")
     for r in prefill:
         s, c, p, layout = knobs(r)
         out.append(f"| prefill | {n(s)} | {c} x {p} | {layout} | {n(r['simulated_cycles'])} "
-                   f"| {n(round(r['roofline_cycles']))} | {pct(r['roofline_efficiency'])} | |")
+                   f"| {n(round(r['roofline_cycles']))} | {pct(r['roofline_efficiency'])} | | {where(r)} |")
     out += ["", "Decode efficiency is against the HBM roofline, prefill against the GEMM roofline",
-            "(causal FLOPs), both of the PEs used.", "",
+            "(causal FLOPs), both of the PEs used. Critical path: the largest causes of the",
+            "latency (docs/critical_path.md).", "",
             "### SP-enable: the fastest (C, P) per S (decode)", "",
             "| S | fastest C x P | its latency (cycles) | C = P = 8 (cycles) | C = P = 1 (cycles) |",
             "|---|---|---|---|---|"]

@@ -852,12 +852,10 @@ Tensor Ctx::recv_async(const PeCoord& src, const Shape& shape, DType dtype, std:
 
 void Ctx::take_message(Buffer& b) {
   std::optional<Message> m;
-  const sc_core::sc_time waiting_since = sc_core::sc_time_stamp();
   while (!(m = pe_.ipcq.take(b.recv_from.cube.value, b.recv_from.pe.value, b.recv_tag))) {
     waiting_for_ = "a message from " + b.recv_from.str() + " with tag " + std::to_string(b.recv_tag);
     sc_core::wait(pe_.ipcq.message_event());
   }
-  message_wait_ += sc_core::sc_time_stamp() - waiting_since;
   waiting_for_.clear();
   // The program waited for the message if it came after the program got here: the
   // message's path (its sender's) then holds the program back.

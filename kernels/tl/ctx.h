@@ -165,8 +165,6 @@ class Ctx {
   void finish();                           // waits for everything in flight, ends the phase
   void completed(const Command& cmd);      // the op log's end times
   const std::string& waiting_for() const { return waiting_for_; }
-  // Time this PE's program spent blocked waiting for messages to arrive.
-  sc_core::sc_time message_wait() const { return message_wait_; }
 
   [[noreturn]] void fail(const std::string& op, const std::string& what) const;
 
@@ -214,7 +212,6 @@ class Ctx {
   std::vector<PendingStore> stores_;
   TcmUse use_;
   std::string waiting_for_;
-  sc_core::sc_time message_wait_ = sc_core::SC_ZERO_TIME;
   std::uint32_t scopes_ = 0;
   std::optional<std::uint64_t> phase_;  // the op-log record of the current phase
 };

@@ -28,6 +28,7 @@ void PeDma::issue_bursts(std::size_t lane, const PathAccount& path) {
   if (ch.active.empty()) return;
   Transfer& t = ch.active.back();
   const Command& cmd = CommandExtension::of(*t.command);
+  if (ch.in_flight == topo_.pe.dma.outstanding || t.issued == cmd.bytes) return;  // nothing to issue
   PathAccount issuer = cmd.path;
   issuer.join(path);
   issuer.enter(cmd.op_id);
@@ -70,13 +71,12 @@ void PeDma::burst_done(tlm::tlm_generic_payload& burst) {
   const std::size_t lane = burst.is_write() ? 1 : 0;
   Channel& ch = channels_[lane];
   Transfer& t = *burst.get_extension<BurstOwner>()->transfer;
-  PathAccount path = burst.get_extension<PathExtension>()->account;
+  PathAccount& path = burst.get_extension<PathExtension>()->account;  // the burst is released last
   path.advance(ticks(sc_core::sc_time_stamp()), Cause::Dma);
   t.completed += burst.get_data_length();
   bytes_[lane] += burst.get_data_length();
   add_work(burst.get_data_length(), 0);
   --ch.in_flight;
-  burst.release();
   // Commands complete in order: responses of one channel come back in issue order.
   while (!ch.active.empty()) {
     Transfer& front = ch.active.front();
@@ -87,6 +87,7 @@ void PeDma::burst_done(tlm::tlm_generic_payload& burst) {
     finish(*done);
   }
   issue_bursts(lane, path);
+  burst.release();
 }
 
 }  // namespace kb

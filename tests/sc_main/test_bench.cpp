@@ -52,6 +52,9 @@ TEST(Bench, QuickSweepRowsHoldTheirInvariants) {
     EXPECT_LE(eff, 1.0) << r["key"];
     EXPECT_GT(r["wall"]["simulation_seconds"].get<double>(), 0.0);
     EXPECT_GT(r["wall"]["transactions"].get<std::uint64_t>(), 0u);
+    std::uint64_t attributed = 0;  // the row's critical path accounts for its latency
+    for (const auto& [cause, cycles] : r["critical_path"].items()) attributed += cycles.get<std::uint64_t>();
+    EXPECT_EQ(attributed, r["simulated_cycles"].get<std::uint64_t>()) << r["key"];
     const Json& k = r["knobs"];
     const std::uint64_t s = k["seq_len"], h_kv = k["heads_kv"], h_q = k["heads_q"], d = k["head_dim"];
     if (r["panel"] == "decode") {

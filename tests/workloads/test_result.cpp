@@ -67,12 +67,10 @@ TEST(Result, PrefillDerivesItsMeansFromTheMergedSums) {
   r.add("roofline_cycles", 800.0, Merge::Same);
   r.add("gemm_busy.total", 1500.0, Merge::Sum);
   r.add("gemm_busy.max", 900.0, Merge::Max);
-  r.add("ring_wait_total", 300.0, Merge::Sum);
   r.add("pes_measured", 2, Merge::Sum);
   find("gqa_prefill")->derive(r);
   EXPECT_EQ(r.number("roofline_efficiency"), 0.8);
   EXPECT_EQ(r.number("gemm_busy.mean"), 750.0);
-  EXPECT_EQ(r.number("ring_wait_mean"), 150.0);
   EXPECT_EQ(r.number("imbalance"), 1.2);
 }
 

@@ -139,7 +139,6 @@ PrefillResult run_prefill(RuntimeContext& rt, const PrefillConfig& c, const Atte
     const double busy = std::round((rt.system().pe(pe).gemm.busy() - before) / cycle_time(topo));
     res.busy_max = std::max(res.busy_max, busy);
     res.busy_total += busy;
-    res.ring_wait_total += std::round(rt.context(pe).message_wait() / cycle_time(topo));
   }
   res.pes_measured = busy_before.size();
   if (rt.data_mode()) {

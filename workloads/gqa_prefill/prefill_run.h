@@ -35,12 +35,10 @@ struct PrefillResult {
   double gemm_flops = 0;       // FLOPs the GEMM engines actually did
   double roofline_cycles = 0;  // flops over the GEMM peak of the PEs used
   std::uint64_t ring_transfers = 0, ring_bytes = 0;
-  // Per PE of the groups: GEMM busy cycles (max and sum) and cycles blocked waiting for
-  // ring chunks (sum), over `pes_measured` PEs.
-  double busy_max = 0, busy_total = 0, ring_wait_total = 0;
+  // Per PE of the groups: GEMM busy cycles (max and sum), over `pes_measured` PEs.
+  double busy_max = 0, busy_total = 0;
   std::uint64_t pes_measured = 0;
   double busy_mean() const { return pes_measured ? busy_total / static_cast<double>(pes_measured) : 0; }
-  double ring_wait_mean() const { return pes_measured ? ring_wait_total / static_cast<double>(pes_measured) : 0; }
   std::optional<HostTensor> o;
 };
 
