@@ -24,7 +24,8 @@ std::string without_commas(std::string s) {
   return s;
 }
 
-// The headline table's rows (S -> simulated cycles) and the 128K breakdown line.
+// The headline table's rows (S -> simulated cycles), their critical paths and the 128K
+// breakdown line.
 TEST(Docs, BenchmarksHeadlineFiguresAreWhatTheProgramPrints) {
   const std::string doc = read_text(test::source_path("BENCHMARKS.md"));
   for (const std::string s : {"4,096", "32,768", "131,072"}) {
@@ -34,6 +35,19 @@ TEST(Docs, BenchmarksHeadlineFiguresAreWhatTheProgramPrints) {
     ASSERT_EQ(r.code, 0) << r.out;
     EXPECT_NE(r.out.find("simulated       " + without_commas(m[1].str()) + " cycles"), std::string::npos)
         << "BENCHMARKS.md says " << m[1] << " cycles at S = " << s << "; the program prints:\n" << r.out;
+    // Its row of the critical-path table: the cycles per cause the report prints.
+    std::smatch c;
+    ASSERT_TRUE(std::regex_search(doc, c, std::regex("\\| decode, S = " + s + " \\| [0-9,]+ \\| ([0-9,]+) \\| ([0-9,]+) "
+                                                     "\\| ([0-9,]+) \\| ([0-9,]+) \\| ([0-9,]+) \\| ([0-9,]+) \\|")))
+        << s;
+    const char* causes[] = {"hbm", "noc", "fabric", "gemm", "math", "cpu"};
+    for (std::size_t i = 0; i < 6; ++i) {
+      std::smatch p;
+      const std::string cycles = std::regex_search(r.out, p, std::regex(std::string("\\n +") + causes[i] + " +([0-9]+) "))
+                                     ? p[1].str()
+                                     : "0";
+      EXPECT_EQ(without_commas(c[i + 1].str()), cycles) << causes[i] << " at S = " << s << ":\n" << r.out;
+    }
     if (s != "131,072") continue;
     std::smatch b;
     ASSERT_TRUE(std::regex_search(doc, b, std::regex("S = 128K \\(report `breakdown`, cycles\\): KV sweep (\\[[0-9]+, [0-9]+\\))")));

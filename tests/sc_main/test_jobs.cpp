@@ -1,5 +1,6 @@
 // `kernbench run --jobs N`: a run split by SIP over processes gives the single-process
-// run's op log, result and report, byte for byte (apart from wall-time figures).
+// run's op log, result (its critical path included) and report, byte for byte (apart
+// from wall-time figures).
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -44,6 +45,11 @@ void expect_split_equals_serial(const std::string& name, const std::string& args
     j.erase("wall");
     return j;
   };
+  // The attribution is there to compare: the slowest device's, summing to the latency.
+  const nlohmann::json serial = result(1);
+  std::uint64_t attributed = 0;
+  for (const auto& [cause, cycles] : serial.at("critical_path").items()) attributed += cycles.get<std::uint64_t>();
+  EXPECT_EQ(attributed, serial.at("simulated_cycles").get<std::uint64_t>());
   for (const int jobs : {2, 4}) {
     EXPECT_EQ(file_text(dir + "/j" + std::to_string(jobs) + ".jsonl"), serial_log) << "op log, --jobs " << jobs;
     EXPECT_EQ(file_text(dir + "/j" + std::to_string(jobs) + ".tl.json"), file_text(dir + "/j1.tl.json"))
