@@ -1,5 +1,6 @@
 #include "sc_main/cli.h"
 
+#include <cstdio>
 #include <iostream>
 
 #include <boost/program_options.hpp>
@@ -11,6 +12,7 @@
 #include "sc_main/errors.h"
 #include "sc_main/run_command.h"
 #include "sc_main/world.h"
+#include "workloads/attention/model_presets.h"
 
 namespace kb::cli {
 namespace po = boost::program_options;
@@ -23,6 +25,7 @@ const char* kUsage =
     "  kernbench run [options]                     run a workload and print its report\n"
     "  kernbench bench gqa_llama70b [--quick] [--out sweep.json] [--jobs N] [--resume]\n"
     "  kernbench topology show|validate FILE [--set key.path=value ...]\n"
+    "  kernbench models                            list the model presets of run --model\n"
     "  kernbench --help | --version\n";
 
 int cmd_topology(const std::vector<std::string>& args) {
@@ -53,6 +56,18 @@ int cmd_topology(const std::vector<std::string>& args) {
   return 0;
 }
 
+int cmd_models(const std::vector<std::string>& args) {
+  if (!args.empty()) throw UsageError("models takes no arguments");
+  std::cout << "model presets (" << gqa::presets_file() << "), for run --model NAME:\n";
+  std::printf("  %-16s %5s %5s %5s %5s\n", "model", "H_q", "H_kv", "G", "d");
+  for (const gqa::ModelPreset& m : gqa::model_presets()) {
+    const std::string g = m.heads_q % m.heads_kv == 0 ? std::to_string(m.heads_q / m.heads_kv) : "-";
+    std::printf("  %-16s %5u %5u %5s %5u\n", m.name.c_str(), m.heads_q, m.heads_kv, g.c_str(), m.head_dim);
+  }
+  std::cout << std::flush;
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -80,7 +95,8 @@ int main(int argc, char** argv) {
     }
     if (cmd == "topology") return cmd_topology(rest);
     if (cmd == "bench") return cmd_bench(rest);
-    throw UsageError("unknown command '" + cmd + "'; commands: run, bench, topology");
+    if (cmd == "models") return cmd_models(rest);
+    throw UsageError("unknown command '" + cmd + "'; commands: run, bench, topology, models");
   } catch (const UsageError& e) {
     std::cerr << "kernbench: error: " << e.what() << "\n" << kUsage;
     return 2;

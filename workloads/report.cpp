@@ -8,6 +8,7 @@ namespace kb::report {
 
 void shape_line(Lines& add, const nlohmann::json& k) {
   const std::uint32_t h_q = k.at("heads_q"), h_kv = k.at("heads_kv");
+  if (k.contains("model")) add("  model           %s\n", k.at("model").get<std::string>().c_str());
   add("  shape           H_q %u, H_kv %u (G %u), d %u, S %llu, T_q %u, %s, %s\n", h_q, h_kv, h_q / h_kv,
       k.at("head_dim").get<std::uint32_t>(), k.at("seq_len").get<unsigned long long>(),
       k.at("q_len").get<std::uint32_t>(), k.at("causal").get<bool>() ? "causal" : "not causal",

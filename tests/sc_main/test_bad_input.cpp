@@ -104,6 +104,8 @@ std::vector<Case> cases() {
       {"prefill H_q not a multiple of H_kv", "run --kernel gqa_prefill --heads-q 63", 1,
        "--heads-q 63 must be a positive multiple of --heads-kv 8"},
       {"S = 0", "run --seq-len 0", 1, "--seq-len 0: the context needs at least one position"},
+      {"misspelt model preset", "run --model lama3-8b", 2,
+       "--model 'lama3-8b' is not a preset; presets: llama2-7b, llama3-8b, llama3-70b,"},
       {"prefill S = 0", "run --kernel gqa_prefill --seq-len 0", 1, "--seq-len 0: the context needs"},
       {"absurd S", "run --seq-len 99999999999999", 2, "--seq-len '99999999999999': expected a whole number from 0"},
       {"unsupported head dim", "run --head-dim 1000", 1, "--head-dim 1000 is not supported; allowed: 1 to 512"},

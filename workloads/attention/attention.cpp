@@ -7,6 +7,7 @@
 #include <random>
 
 #include "base/dp_policy.h"
+#include "workloads/attention/model_presets.h"
 
 namespace kb::gqa {
 
@@ -105,7 +106,9 @@ workloads::Numerics check_attention(const AttentionShape& a, const AttentionInpu
 const workloads::KnobSet& shape_knobs() {
   static const workloads::KnobSet set{
       "attention shape",
-      {{"seq_len", "32768", "context length S"},
+      {{"model", "", "a model preset (kernbench models lists them): sets heads_q, heads_kv and head_dim, which "
+                      "override it"},
+       {"seq_len", "32768", "context length S"},
        {"q_len", "", "query tokens T_q (decode: 1; prefill: S, or fewer for a chunk after a cached prefix)"},
        {"heads_q", "64", "query heads H_q"},
        {"heads_kv", "8", "KV heads H_kv"},
@@ -138,6 +141,13 @@ AttentionShape shape_of(const workloads::Values& v, std::uint32_t t_q) {
   a.h_q = v.count32("heads_q", 0, 4096);
   a.h_kv = v.count32("heads_kv", 0, 4096);
   a.d = v.count32("head_dim", 0, 1u << 16);
+  if (v.given("model")) {  // the preset's heads and head_dim, where no flag gives them
+    const ModelPreset m = model_preset(v.text("model"));
+    a.model = m.name;
+    if (!v.given("heads_q")) a.h_q = m.heads_q;
+    if (!v.given("heads_kv")) a.h_kv = m.heads_kv;
+    if (!v.given("head_dim")) a.d = m.head_dim;
+  }
   a.causal = !v.on("no_causal");
   a.dtype = workloads::dtype_of(v);
   return a;
@@ -176,6 +186,7 @@ workloads::Result attention_result(const std::string& workload, const AttentionS
   r.knobs = {{"heads_q", a.h_q},   {"heads_kv", a.h_kv},          {"head_dim", a.d},
              {"seq_len", a.s},     {"q_len", a.t_q},              {"causal", a.causal},
              {"dtype", dtype_name(a.dtype)}, {"devices", devs}};
+  if (!a.model.empty()) r.knobs["model"] = a.model;
   return r;
 }
 

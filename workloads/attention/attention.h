@@ -21,6 +21,7 @@ struct AttentionShape {
   std::uint64_t s = 32768;
   bool causal = true;
   DType dtype = DType::bf16;
+  std::string model;  // the preset the heads and head_dim came from ("" for none)
   std::uint32_t g() const { return h_q / h_kv; }
   reference::AttentionShape reference() const;
 };
