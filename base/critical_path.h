@@ -37,16 +37,18 @@ inline constexpr std::uint64_t kNoStep = std::numeric_limits<std::uint64_t>::max
 struct PathStep {
   std::uint64_t op, at, before;
 };
-// The steps of every chain of this process, indexed by number. Chains share their
-// common past, so an account carries its whole history in one index; a step is never
-// removed (24 bytes per op a chain enters), and accounts copy as plain values.
+// The steps of the chains of the current run, indexed by number. Chains share their
+// common past, so an account carries its whole history in one index and copies as a
+// plain value; a step takes 24 bytes per op a chain enters. The runtime empties it when
+// a run starts (an account of an earlier run is never joined: its time is earlier).
 std::deque<PathStep>& path_steps();
 
 struct PathAccount {
   std::uint64_t at = 0;                        // simulated time reached (kernel time ticks)
   std::array<std::uint64_t, kCauses> spent{};  // ticks per cause; they sum to at - the start
   std::uint64_t step = kNoStep;                // where the chain is in path_steps()
-  std::uint64_t op = kNoOp;                    // the op-log record it is in now
+  std::uint64_t op = kNoOp;                    // the op-log record it is in now (the step's
+                                               // op, kept here: enter() compares it often)
 
   static PathAccount starting(std::uint64_t t) {
     PathAccount a;

@@ -1,5 +1,6 @@
 #include "platform/critical_path.h"
 #include "models/common/clock.h"
+#include "models/common/path_extension.h"
 
 #include <algorithm>
 
@@ -20,7 +21,8 @@ void mark_critical(OpLog& log, const PathAccount& path, const sc_core::sc_time& 
     return static_cast<std::uint64_t>((sc_core::sc_time::from_value(ticks) - origin) / cycle + 0.5);
   };
   std::vector<const PathStep*> steps;  // newest first
-  for (std::uint64_t s = path.step; s != kNoStep; s = path_steps()[s].before) steps.push_back(&path_steps()[s]);
+  for (std::uint64_t s = path.step; s < path_steps().size(); s = path_steps()[s].before)
+    steps.push_back(&path_steps()[s]);
   std::uint64_t until = path.at;
   for (const PathStep* s : steps) {  // each span ends where the next one began
     if (s->op < log.size() && until > s->at) log.at(s->op).critical.emplace_back(cycles(s->at), cycles(until));
@@ -32,7 +34,7 @@ void mark_critical(OpLog& log, const PathAccount& path, const sc_core::sc_time& 
 
 CriticalPath path_cycles(const std::optional<PathAccount>& path, const Topology& topo) {
   if (!path) return {};
-  return critical_path(*path, cycle_time(topo).value());
+  return critical_path(*path, ticks(cycle_time(topo)));
 }
 
 }  // namespace kb

@@ -141,6 +141,7 @@ void RuntimeContext::run() {
   const std::size_t first_record = log_.size();
   last_run_cycles_ = 0;
   slowest_.reset();
+  path_steps().clear();
   auto pending = std::move(pending_);
   pending_.clear();
   // Initialise the simulation (every process runs once) before the first device starts,
@@ -180,6 +181,7 @@ void RuntimeContext::run() {
 }
 
 std::vector<PeCpu*> RuntimeContext::start() {
+  path_steps().clear();  // a platform that runs job after job keeps no history of the old ones
   origin_ = sc_core::sc_time_stamp();
   system_.set_time_origin(origin_);
   std::vector<PeCpu*> started;

@@ -862,7 +862,7 @@ void Ctx::take_message(Buffer& b) {
   PathAccount& path = pe_.cpu.path();
   const bool held = m->account.at > path.at;
   path.join(m->account);
-  path.advance(sc_core::sc_time_stamp().value(), Cause::Sync);
+  path.advance(ticks(sc_core::sc_time_stamp()), Cause::Sync);
   if (held) path.enter(b.recv_op);
   if (m->bytes != b.recv_bytes)
     fail("recv", "message from " + b.recv_from.str() + " tag " + std::to_string(b.recv_tag) + " has " +

@@ -1,5 +1,6 @@
 #include "models/pe/pe_cpu.h"
 #include "models/common/clock.h"
+#include "models/common/path_extension.h"
 
 namespace kb {
 
@@ -24,11 +25,11 @@ void PeCpu::run() {
     Program program = std::move(program_);
     program_ = nullptr;
     started_ = true;
-    path_ = last_done_ = PathAccount::starting(sc_core::sc_time_stamp().value());
+    path_ = last_done_ = PathAccount::starting(ticks(sc_core::sc_time_stamp()));
     try {
       program(*this);
       wait_all();
-      path_.advance(sc_core::sc_time_stamp().value(), Cause::Cpu);
+      path_.advance(ticks(sc_core::sc_time_stamp()), Cause::Cpu);
     } catch (...) {
       error_ = std::current_exception();
       if (error_hook_) error_hook_();
@@ -45,7 +46,7 @@ Command& PeCpu::issue(const Command& command) {
   commands_.push_back(command);
   Command& c = commands_.back();
   c.issued = sc_core::sc_time_stamp();
-  path_.advance(c.issued.value(), Cause::Cpu);
+  path_.advance(ticks(c.issued), Cause::Cpu);
   c.path = path_;
   c.done = false;
   ++pending_;
@@ -76,7 +77,7 @@ void PeCpu::wait_all() {
 void PeCpu::spend(std::uint64_t cycles) {
   if (cycles == 0) return;
   sc_core::wait(cycle_ * static_cast<double>(cycles));
-  path_.advance(sc_core::sc_time_stamp().value(), Cause::Cpu);
+  path_.advance(ticks(sc_core::sc_time_stamp()), Cause::Cpu);
 }
 
 }  // namespace kb
