@@ -37,8 +37,20 @@ struct DecodeParams : AttentionParams {
   Variant variant = Variant::Pipelined;
   std::uint32_t tile_rows = 512;    // KV rows per sweep tile
   std::uint32_t stream_rows = 128;  // rows per composite streaming tile
+  // Query rows swept at a time: G * T_q when they fit TCM beside the pipeline, else
+  // blocks of whole heads or of one head's positions, each swept, reduced and stored.
+  std::uint32_t row_block = 8;
   std::vector<DecodeGroup> groups;  // the groups of the device the kernel runs on
 };
+
+// The query-row blocks of a KV head: rows of its [G * T_q, d] query matrix (head-major),
+// each whole heads x all T_q positions, or one head x a run of positions, at most
+// `row_block` rows (one block of all G * T_q rows when they fit).
+struct RowBlock {
+  RowRange rows;
+  std::uint64_t pos0, positions;
+};
+std::vector<RowBlock> row_blocks(std::uint32_t g, std::uint32_t t_q, std::uint32_t row_block);
 
 // Message tags of the reduce (a state is one message).
 inline constexpr std::uint32_t kTagLevel2 = 0x100, kTagLevel1 = 0x200;

@@ -3,37 +3,20 @@
 #include <algorithm>
 #include <array>
 #include <map>
+#include <string>
 
 #include "kernels/gqa/helpers.h"
 
 namespace kb::gqa {
 
-std::optional<RowLayout> parse_layout(const std::string& name) {
-  if (name == "contiguous") return RowLayout::Contiguous;
-  if (name == "zigzag") return RowLayout::Zigzag;
-  return std::nullopt;
-}
-
-const char* layout_name(RowLayout l) { return l == RowLayout::Contiguous ? "contiguous" : "zigzag"; }
-
-std::vector<RowRange> query_rows(RowLayout layout, std::uint32_t t_q, std::uint32_t pe, std::uint32_t pes) {
-  std::vector<RowRange> out;
-  if (layout == RowLayout::Contiguous) {
-    out.push_back(shard_rows(t_q, pes, pe));
-  } else {
-    out.push_back(shard_rows(t_q, 2 * pes, pe));
-    out.push_back(shard_rows(t_q, 2 * pes, 2 * pes - 1 - pe));
-  }
-  std::erase_if(out, [](const RowRange& r) { return r.count == 0; });
-  return out;
-}
-
 namespace {
 
 struct QueryTile {
-  RowRange rows;           // query rows of the head
-  std::uint64_t state_row;  // where its state lives in this PE's part of `state`
+  const PrefillTile* t;
+  std::uint64_t q_row, state_row;  // where its rows live in the group's Q / O and state
   bool started = false;
+  RowRange q_rows() const { return {q_row, t->rows()}; }
+  RowRange state_rows() const { return {state_row, t->rows()}; }
 };
 
 struct Chunk {
@@ -44,34 +27,38 @@ struct Chunk {
 // One PE's lane of the ring: its group, its neighbours, its query tiles and KV chunks.
 struct Lane {
   const PrefillParams& p;
+  const PrefillPlan& plan;
   const PrefillGroup& g;
   std::uint32_t cube_index, pe;
-  bool kv_split;  // T_q < P: the PEs share the KV chunks instead of the query rows
   PeCoord prev, next;
   std::vector<QueryTile> tiles;
   std::vector<Chunk> chunks;  // this lane's chunks, in ring order
 };
 
 // The chunks lane `pe` carries: block b's rows, cut at rank-shard boundaries (a step-0
-// load reads one shard) into chunks of at most chunk_rows.
+// load reads one shard) into chunks of at most chunk_rows. Lane p takes the shards from
+// shard p on, so at step 0 the P lanes of a cube read P different HBM channels at a
+// time rather than all queueing on one (the KV split deals chunks by index instead).
 std::vector<Chunk> lane_chunks(const Lane& x, const std::vector<std::uint32_t>& ring, std::uint32_t pos) {
   std::vector<Chunk> out;
-  const std::uint32_t c = x.p.cubes;
+  const std::uint32_t c = x.plan.shape.cubes, chunk_rows = x.plan.shape.chunk_rows;
+  const std::uint32_t first = x.plan.kv_split ? 0 : x.pe;
   for (std::uint32_t step = 0; step < c; ++step) {
     const std::uint32_t block = ring[(pos + c - step) % c];
     std::uint32_t index = 0;
-    for (std::uint32_t q = 0; q < x.p.pes; ++q) {
+    for (std::uint32_t i = 0; i < x.p.pes; ++i) {
+      const std::uint32_t q = (first + i) % x.p.pes;
       const RowRange shard = x.g.k.placements()[block * x.p.pes + q].rows;
-      for (std::uint64_t r = shard.begin; r < shard.end(); r += x.p.chunk_rows, ++index)
-        if (!x.kv_split || index % x.p.pes == x.pe)
-          out.push_back({step, {r, std::min<std::uint64_t>(x.p.chunk_rows, shard.end() - r)}});
+      for (std::uint64_t r = shard.begin; r < shard.end(); r += chunk_rows, ++index)
+        if (!x.plan.kv_split || index % x.p.pes == x.pe)
+          out.push_back({step, {r, std::min<std::uint64_t>(chunk_rows, shard.end() - r)}});
     }
   }
   return out;
 }
 
 bool visible(const Lane& x, const Chunk& ch, const QueryTile& qt) {
-  const std::uint64_t last_query = x.p.s - x.p.t_q + qt.rows.end() - 1;
+  const std::uint64_t last_query = x.p.s - x.p.t_q + qt.t->pos0 + qt.t->positions - 1;
   return !x.p.causal || ch.keys.begin <= last_query;
 }
 
@@ -82,24 +69,19 @@ void gqa_prefill(tl::Ctx& tl, std::shared_ptr<const PrefillParams> params) {
   if (tl.pe().value >= p.pes) return;
   GroupGeometry geo;
   std::uint32_t ci = 0;
-  const PrefillGroup* group = find_group(tl, p.groups, p.cubes, geo, ci);
+  const PrefillGroup* group = find_group(tl, p.groups, p.plan->shape.cubes, geo, ci);
   if (group == nullptr) return;  // this cube holds no KV head
   const std::vector<std::uint32_t> ring = ring_order(geo.w, geo.h);
   const auto pos = static_cast<std::uint32_t>(std::find(ring.begin(), ring.end(), ci) - ring.begin());
-  const std::uint32_t c = p.cubes;
-  Lane x{p, *group, ci, tl.pe().value, p.t_q < p.pes, {}, {}, {}, {}};
+  const PrefillPlan& plan = *p.plan;
+  const std::uint32_t c = plan.shape.cubes;
+  Lane x{p, plan, *group, ci, tl.pe().value, {}, {}, {}, {}};
   x.prev = PeCoord{tl.sip(), geo.cube_at(ring[(pos + c - 1) % c]), tl.pe()};
   x.next = PeCoord{tl.sip(), geo.cube_at(ring[(pos + 1) % c]), tl.pe()};
-  std::uint64_t state_row = tl.shard_rows(group->state).begin;  // this PE's part of `state`
-  const auto mine = x.kv_split ? std::vector<RowRange>{{0, p.t_q}} : query_rows(p.layout, p.t_q, x.pe, p.pes);
-  for (const RowRange& r : mine)
-    for (std::uint64_t row = r.begin; row < r.end(); row += p.q_tile) {
-      const std::uint64_t n = std::min<std::uint64_t>(p.q_tile, r.end() - row);
-      x.tiles.push_back({{row, n}, state_row, false});
-      state_row += n;
-    }
+  const std::uint64_t q_base = plan.qo_base(ci, x.pe), state_base = plan.state_base(ci, x.pe);
+  for (const PrefillTile& t : plan.ranks[plan.rank_of(group->replica, ci, x.pe)])
+    x.tiles.push_back({&t, q_base + t.row, state_base + t.row, false});
   x.chunks = lane_chunks(x, ring, pos);
-  const DeviceTensor& q_head = group->q[ci];
   const std::uint32_t d = p.d;
 
   // A query tile visits the KV chunks a window at a time: its query rows and state come
@@ -111,18 +93,18 @@ void gqa_prefill(tl::Ctx& tl, std::shared_ptr<const PrefillParams> params) {
   std::array<tl::Tensor, kChunkBuffers> kbuf, vbuf;
   std::array<tl::Tensor, kSlots> qbuf, sbuf;
   for (std::size_t i = 0; i < kChunkBuffers; ++i) {
-    kbuf[i] = tl.persistent({p.chunk_rows, d}, p.dtype, "ring_k");
-    vbuf[i] = tl.persistent({p.chunk_rows, d}, p.dtype, "ring_v");
+    kbuf[i] = tl.persistent({plan.shape.chunk_rows, d}, p.dtype, "ring_k");
+    vbuf[i] = tl.persistent({plan.shape.chunk_rows, d}, p.dtype, "ring_v");
   }
   for (std::size_t i = 0; i < kSlots; ++i) {
-    qbuf[i] = tl.persistent({p.q_tile, d}, p.dtype, "q_tile");
-    sbuf[i] = tl.persistent({p.q_tile, d + 2}, DType::fp32, "state_tile");
+    qbuf[i] = tl.persistent({plan.tile_rows(), d}, p.dtype, "q_tile");
+    sbuf[i] = tl.persistent({plan.tile_rows(), d + 2}, DType::fp32, "state_tile");
   }
   struct Work {
     tl::Tensor s, p, pv, m_new, alpha, rowsum;
   };
   std::array<Work, 2> work;
-  const std::uint32_t qt_rows = p.q_tile, ch_rows = p.chunk_rows;
+  const std::uint32_t qt_rows = plan.tile_rows(), ch_rows = plan.shape.chunk_rows;
   for (Work& w : work)
     w = {tl.persistent({qt_rows * ch_rows, 1}, DType::fp32, "S"), tl.persistent({qt_rows * ch_rows, 1}, p.dtype, "P"), tl.persistent({qt_rows, d}, DType::fp32, "PV"),
          tl.persistent({qt_rows, 1}, DType::fp32, "m_new"), tl.persistent({qt_rows, 1}, DType::fp32, "alpha"),
@@ -167,13 +149,13 @@ void gqa_prefill(tl::Ctx& tl, std::shared_ptr<const PrefillParams> params) {
   };
   std::map<std::pair<std::size_t, std::uint64_t>, SlotViews> views;
   auto slot_views = [&](std::size_t sl, const QueryTile& qt) -> const SlotViews& {
-    auto it = views.find({sl, qt.rows.count});
+    auto it = views.find({sl, qt.t->rows()});
     if (it == views.end()) {
-      const auto n = static_cast<std::uint32_t>(qt.rows.count);
+      const auto n = static_cast<std::uint32_t>(qt.t->rows());
       const tl::Tensor q = tl.rows(qbuf[sl], 0, n);
       const tl::Tensor sv = tl.rows(sbuf[sl], 0, n);
       const SoftmaxState st = SoftmaxState::of(tl, sv);
-      it = views.emplace(std::make_pair(sl, qt.rows.count), SlotViews{q, sv, st}).first;
+      it = views.emplace(std::make_pair(sl, qt.t->rows()), SlotViews{q, sv, st}).first;
     }
     return it->second;
   };
@@ -181,14 +163,14 @@ void gqa_prefill(tl::Ctx& tl, std::shared_ptr<const PrefillParams> params) {
     if (same_tile_as_previous(i)) return;
     QueryTile& qt = x.tiles[pairs[i].second];
     const SlotViews& v = slot_views(slot[i], qt);
-    load_rows(tl, q_head, qt.rows, v.q);
-    if (qt.started) tl.load(group->state, {qt.state_row, qt.rows.count}, &v.s);
+    load_rows(tl, group->q, qt.q_rows(), v.q);
+    if (qt.started) tl.load(group->state, qt.state_rows(), &v.s);
     else v.st.reset(tl);
     qt.started = true;
   };
   auto store_state = [&](std::size_t i) {
     const QueryTile& qt = x.tiles[pairs[i].second];
-    tl.store(group->state, {qt.state_row, qt.rows.count}, slot_views(slot[i], qt).s);
+    tl.store(group->state, qt.state_rows(), slot_views(slot[i], qt).s);
   };
   auto flash = [&](std::size_t i) {
     const Chunk& ch = x.chunks[pairs[i].first];
@@ -197,7 +179,7 @@ void gqa_prefill(tl::Ctx& tl, std::shared_ptr<const PrefillParams> params) {
     const tl::Tensor& qv = v.q;
     const SoftmaxState& st = v.st;
     const Work& w = work[i % 2];
-    const std::int64_t first_query = static_cast<std::int64_t>(p.s - p.t_q + qt.rows.begin);
+    const std::int64_t first_query = static_cast<std::int64_t>(p.s - p.t_q + qt.t->pos0);
     tl::FlashTile f;
     f.q = &qv;
     f.k = &kv[pairs[i].first].first;
@@ -208,7 +190,7 @@ void gqa_prefill(tl::Ctx& tl, std::shared_ptr<const PrefillParams> params) {
     f.scale = p.scale;
     f.causal = p.causal && static_cast<std::int64_t>(ch.keys.end()) - 1 > first_query;
     f.q_pos0 = first_query;
-    f.q_period = static_cast<std::uint32_t>(qt.rows.count);
+    f.q_period = static_cast<std::uint32_t>(qt.t->positions);
     f.k_pos0 = static_cast<std::int64_t>(ch.keys.begin);
     f.s = &w.s;
     f.p = &w.p;
@@ -266,16 +248,15 @@ void gqa_prefill(tl::Ctx& tl, std::shared_ptr<const PrefillParams> params) {
 
   // The end: normalise and store each tile's rows of O (KV split: merge in the cube first).
   tl.phase("store O");
-  const DeviceTensor& o_head = group->o[ci];
   for (std::size_t t = 0; t < x.tiles.size(); ++t) {
     const auto scope = tl.scratch_scope();
     const QueryTile& qt = x.tiles[t];
-    const auto rows = static_cast<std::uint32_t>(qt.rows.count);
+    const auto rows = static_cast<std::uint32_t>(qt.t->rows());
     const tl::Tensor sv = tl.rows(sbuf[t % kSlots], 0, rows);
-    if (qt.started) tl.load(group->state, {qt.state_row, qt.rows.count}, &sv);
+    if (qt.started) tl.load(group->state, qt.state_rows(), &sv);
     else SoftmaxState::of(tl, sv).reset(tl);
     SoftmaxState st = SoftmaxState::of(tl, sv);
-    if (x.kv_split) {
+    if (plan.kv_split) {
       const TreeNode node = binomial_node(x.pe, p.pes);
       for (const std::uint32_t child : node.children)
         recv_merge(tl, st, PeCoord{tl.sip(), tl.cube(), PeId(child)}, kTagPrefillMerge);
@@ -288,11 +269,11 @@ void gqa_prefill(tl::Ctx& tl, std::shared_ptr<const PrefillParams> params) {
     const tl::Tensor out = tl.rows(work[0].pv, 0, rows);
     tl.div(st.o, st.l, &out);
     if (p.dtype == DType::fp32) {
-      store_rows(tl, o_head, qt.rows, out);
+      store_rows(tl, group->o, qt.q_rows(), out);
     } else {
       const tl::Tensor cast = tl.rows(qbuf[t % kSlots], 0, rows);
       tl.copy(out, cast);
-      store_rows(tl, o_head, qt.rows, cast);
+      store_rows(tl, group->o, qt.q_rows(), cast);
     }
   }
 }

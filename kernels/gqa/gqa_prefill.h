@@ -1,52 +1,43 @@
 #pragma once
-// GQA prefill with head-parallel ring attention (docs/gqa_prefill.md). A group of C = G cubes
-// owns one KV head; cube i computes query head i. K and V keep decode's contiguous
-// C x P placement, so cube i starts with KV block i (its P PEs' shards). The blocks
-// rotate around a ring (a Hamiltonian cycle of the group, every hop one mesh hop) in P
-// parallel lanes: PE p of a cube forwards each KV chunk to PE p of the next cube, C - 1
-// times per chunk, receiving into ping-pong buffers posted ahead. Each PE owns a set of
-// query rows (contiguous or zigzag) and applies every KV chunk to all of them, one query
-// tile at a time, the tile's (m, l, O) state streaming between HBM and TCM - so TCM use
-// is bounded for any S. Pairs (query tile, KV chunk) wholly in the future are skipped;
-// diagonal ones are masked. If T_q < P the PEs split the KV chunks instead and merge
-// their states inside the cube at the end. No (m, l, O) crosses cubes.
+// GQA prefill with ring attention (docs/gqa_prefill.md). A group of C cubes x P PEs holds
+// one KV head (R groups, on different SIPs, hold replicas of it when there are fewer KV
+// heads than groups). K and V keep decode's contiguous C x P placement, so cube i starts
+// with KV block i (its P PEs' shards). The blocks rotate around a ring (a Hamiltonian
+// cycle of the group, every hop one mesh hop) in P parallel lanes: PE p of a cube
+// forwards each KV chunk to PE p of the next cube, C - 1 times per chunk, receiving into
+// buffers posted ahead. The query positions are split over the head's R x C x P ranks
+// (contiguous or zigzag), and the G query heads are folded into each tile's rows
+// (PrefillPlan), so any G keeps every PE busy. A tile's (m, l, O) state streams between
+// HBM and TCM, so TCM use is bounded for any S. Pairs (tile, KV chunk) wholly in the
+// future are skipped; diagonal ones are masked. With fewer positions than ranks the PEs
+// of a cube split the KV chunks instead and merge their states at the end. No (m, l, O)
+// crosses cubes.
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "kernels/gqa/helpers.h"
+#include "kernels/gqa/prefill_plan.h"
 #include "kernels/tl/ctx.h"
 
 namespace kb::gqa {
 
-enum class RowLayout : std::uint8_t {
-  Contiguous,  // PE p: rows [p*T/P, (p+1)*T/P)
-  Zigzag,      // rows cut into 2P chunks; PE p takes chunks p and 2P-1-p
-};
-std::optional<RowLayout> parse_layout(const std::string& name);
-const char* layout_name(RowLayout l);
-
+// A group holding a KV head (or one of its replicas).
 struct PrefillGroup {
-  std::uint32_t cube_start = 0;
-  DeviceTensor k, v;               // [S, d], shard2d(C, P)
-  DeviceTensor state;              // [C * P * rows_per_pe, d + 2] fp32: query-tile states
-  std::vector<DeviceTensor> q, o;  // per cube of the group: [T_q, d] row-wise over its P PEs
+  std::uint32_t cube_start = 0, replica = 0;
+  DeviceTensor k, v;   // [S, d], shard2d(C, P)
+  DeviceTensor q, o;   // [C * P * stride, d], shard2d(C, P): each rank's tiles' rows in plan order
+  DeviceTensor state;  // [C * P * stride, d + 2] fp32: each PE's tiles' (m, l, O)
 };
 
 struct PrefillParams : AttentionParams {
-  std::uint32_t cubes = 8;  // C = G
-  RowLayout layout = RowLayout::Zigzag;
-  std::uint32_t chunk_rows = 256;  // KV rows per ring chunk
-  std::uint32_t q_tile = 64;       // query rows per tile
+  std::shared_ptr<const PrefillPlan> plan;
   std::vector<PrefillGroup> groups;
 };
 
 // Message tags: a chunk's K travels with kTagRingK, its V with kTagRingV.
 inline constexpr std::uint32_t kTagRingK = 0x300, kTagRingV = 0x301, kTagPrefillMerge = 0x310;
-
-// The query rows PE `pe` of `pes` owns, as row ranges of [0, t_q).
-std::vector<RowRange> query_rows(RowLayout layout, std::uint32_t t_q, std::uint32_t pe, std::uint32_t pes);
 
 void gqa_prefill(tl::Ctx& tl, std::shared_ptr<const PrefillParams> params);
 

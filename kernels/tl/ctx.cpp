@@ -61,11 +61,16 @@ void Ctx::fail(const std::string& op, const std::string& what) const {
 
 // ---- memory ---------------------------------------------------------------------------
 
+std::uint64_t tcm_bytes(const Shape& shape, DType dtype) {
+  const std::uint64_t bytes = element_count(shape) * dtype_bytes(dtype);
+  return (bytes + kAlign - 1) / kAlign * kAlign;
+}
+
 Tensor Ctx::alloc(const Shape& shape, DType dtype, Arena arena, const std::string& name) {
   for (const auto d : shape)
     if (d < 0) fail("alloc", "negative dimension in shape " + shape_text(shape));
   const std::uint64_t bytes = element_count(shape) * dtype_bytes(dtype);
-  const std::uint64_t size = (bytes + kAlign - 1) / kAlign * kAlign;
+  const std::uint64_t size = tcm_bytes(shape, dtype);
   if (size > scratch_bottom_ - persistent_top_)
     fail("alloc", "TCM overflow: '" + name + "' " + shape_text(shape) + " " + dtype_name(dtype) +
                       " needs " + bytes_text(size) + " but only " +
@@ -103,6 +108,7 @@ void Ctx::end_scope(std::uint64_t mark, std::size_t first) {
   for (std::size_t i = first; i < scratch_.size(); ++i) {
     Buffer& b = *scratch_[i];
     if (!unwinding) {
+      if (b.receiving) take_message(b);  // its message must land before the space is reused
       if (b.producer) block_on(*b.producer, "scope end: '" + b.name + "' still being written");
       for (const Command* r : b.readers) block_on(*r, "scope end: '" + b.name + "' still being read");
     }
@@ -216,6 +222,14 @@ void Ctx::completed(const Command& cmd) {
 }
 
 void Ctx::finish() {
+  // A posted receive completes before the program ends, read or not: its message must
+  // not stay in the mailbox for a later run to take.
+  for (auto& [key, posted] : posted_)
+    while (!posted.empty()) {
+      const std::shared_ptr<Buffer> b = posted.front();
+      if (b->receiving) take_message(*b);
+      else posted.pop_front();
+    }
   waiting_for_ = "its last commands to finish";
   pe_.cpu.wait_all();
   waiting_for_.clear();
@@ -847,10 +861,22 @@ Tensor Ctx::recv_async(const PeCoord& src, const Shape& shape, DType dtype, std:
   b.recv_op = log_.append(std::move(r));
   b.recv_bytes = t.bytes();
   b.recv_offset = view_of(t).offset;
+  posted_[{src.cube.value, src.pe.value, tag}].push_back(t.buffer_);
   return t;
 }
 
 void Ctx::take_message(Buffer& b) {
+  // Messages of one sender and tag fill the receives in the order they were posted,
+  // whichever buffer the program uses first: the earlier receives are taken first.
+  auto& posted = posted_[{b.recv_from.cube.value, b.recv_from.pe.value, b.recv_tag}];
+  while (b.receiving) {
+    const std::shared_ptr<Buffer> next = posted.front();
+    posted.pop_front();
+    if (next->receiving) take_one(*next);
+  }
+}
+
+void Ctx::take_one(Buffer& b) {
   std::optional<Message> m;
   while (!(m = pe_.ipcq.take(b.recv_from.cube.value, b.recv_from.pe.value, b.recv_tag))) {
     waiting_for_ = "a message from " + b.recv_from.str() + " with tag " + std::to_string(b.recv_tag);

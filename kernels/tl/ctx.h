@@ -4,6 +4,10 @@
 // device. Every op charges its CPU issue cycles (pe.cpu.issue_cycles), sends a command
 // to an engine and returns a Tensor handle at once; consuming a pending handle waits.
 #include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <tuple>
 #include <functional>
 #include <optional>
 #include <stdexcept>
@@ -55,6 +59,10 @@ struct FlashTile {
 };
 
 class Ctx;
+
+// The TCM bytes an allocation of `shape` takes (its bytes rounded up to the allocation
+// granule): kernels' TCM plans add these up before a run.
+std::uint64_t tcm_bytes(const Shape& shape, DType dtype);
 
 // Frees every scratch buffer allocated inside it when it ends, once the commands that
 // use them have finished (docs/tl.md, scratch_scope).
@@ -187,6 +195,7 @@ class Ctx {
   void end_phase();
   std::uint64_t cycles(const sc_core::sc_time& t) const;  // since origin_
   void take_message(Buffer& b);
+  void take_one(Buffer& b);
   Tensor math(MathOp op, const std::string& kind, const Tensor& a, const Tensor* b, const Tensor* c,
               const Tensor* out, float scalar = 0);
   Tensor reduce(MathOp op, const std::string& kind, const Tensor& x, int axis);
@@ -202,6 +211,8 @@ class Ctx {
   std::uint64_t persistent_top_ = 0;   // grows up from 0
   std::uint64_t scratch_bottom_;       // grows down from the TCM's end
   std::vector<std::shared_ptr<Buffer>> scratch_;  // live scratch buffers, allocation order
+  // Posted receives per (sender cube, sender PE, tag), in posting order, not yet taken.
+  std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>, std::deque<std::shared_ptr<Buffer>>> posted_;
   // Stores still in flight: a load of the same rows waits for them (the DMA read and
   // write channels are independent, so a load could otherwise overtake a store).
   struct PendingStore {

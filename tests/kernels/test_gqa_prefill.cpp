@@ -99,32 +99,51 @@ TEST(PrefillLevers, PhasesAreTheRingStepsThenTheStore) {
   for (const auto& [pe, names] : phases) EXPECT_EQ(names, expected) << pe.str();
 }
 
-TEST(PrefillLevers, EachCubeStoresItsOwnHead) {
-  Machine m = one_sip(false);
-  timing_run(m, small(1024, 0, RowLayout::Zigzag, true, DType::bf16, 128));
-  std::map<std::string, std::set<std::uint32_t>> cubes_of_head;
-  for (const OpRecord* s : m.rt.op_log().select("dma", "store"))
-    if (s->tensor.rfind("o.", 0) == 0) cubes_of_head[s->tensor].insert(s->pe.cube.value);
-  ASSERT_EQ(cubes_of_head.size(), 16u);  // 2 KV heads x G = 8 query heads
-  std::set<std::uint32_t> all;
-  for (const auto& [head, cubes] : cubes_of_head) {
-    EXPECT_EQ(cubes.size(), 1u) << head << " written by more than one cube";
-    all.insert(*cubes.begin());
-  }
-  EXPECT_EQ(all.size(), 16u);  // every cube a different head
+// The plan of the one-SIP runs below. Group 0 (KV head 0) is the 4x2 rectangle of cubes
+// 0-3 over 4-7, so a cube's index in it is its id.
+gqa::PrefillPlan plan_of(const PrefillConfig& c) {
+  gqa::PrefillShape ps;
+  ps.g = c.g();
+  ps.d = c.d;
+  ps.t_q = c.q_len();
+  ps.s = c.s;
+  ps.cubes = 8;
+  ps.pes = 8;
+  ps.layout = c.layout;
+  ps.q_tile = c.q_tile;
+  ps.chunk_rows = c.chunk_rows;
+  return gqa::PrefillPlan::of(ps);
 }
 
-// Pairs (query tile, KV chunk) of one PE that are not wholly in the future, counted
-// from the geometry alone.
-std::size_t expected_pairs(const PrefillConfig& c, std::uint32_t pe, bool causal) {
-  const std::uint32_t t_q = c.q_len();
-  std::size_t n = 0;
-  for (const RowRange& rows : gqa::query_rows(c.layout, t_q, pe, c.pes))
-    for (std::uint64_t q0 = rows.begin; q0 < rows.end(); q0 += c.q_tile) {
-      const std::uint64_t last = c.s - t_q + std::min<std::uint64_t>(rows.end(), q0 + c.q_tile) - 1;
-      for (std::uint64_t k0 = 0; k0 < c.s; k0 += std::min<std::uint64_t>(c.chunk_rows, c.s / 64))
-        if (!causal || k0 <= last) ++n;
+// Every PE normalises and stores each of its tiles once, all G heads of a tile in one store.
+TEST(PrefillLevers, EachPeStoresItsTilesOnce) {
+  Machine m = one_sip(false);
+  const PrefillConfig cfg = small(1024, 0, RowLayout::Striped, true, DType::bf16, 32);
+  timing_run(m, cfg);
+  const gqa::PrefillPlan plan = plan_of(cfg);
+  ASSERT_FALSE(plan.kv_split);
+  EXPECT_EQ(plan.tile_heads, 8u);  // G = 8 heads folded into each tile
+  std::map<PeCoord, std::size_t> stores;
+  for (const OpRecord* s : m.rt.op_log().select("dma", "store"))
+    if (s->tensor == "o.h0") ++stores[s->pe];
+  ASSERT_EQ(stores.size(), 64u);  // every PE of the group
+  for (std::uint32_t cube = 0; cube < 8; ++cube)
+    for (std::uint32_t pe = 0; pe < 8; ++pe) {
+      const PeCoord at{SipId(0), CubeId(cube), PeId(pe)};
+      EXPECT_EQ(stores[at], plan.ranks[plan.rank_of(0, cube, pe)].size()) << at.str();
     }
+}
+
+// Pairs (tile, KV chunk) of one PE that are not wholly in the future, counted from the
+// plan's geometry alone.
+std::size_t expected_pairs(const PrefillConfig& c, std::uint32_t cube, std::uint32_t pe, bool causal) {
+  const gqa::PrefillPlan plan = plan_of(c);
+  std::size_t n = 0;
+  for (const gqa::PrefillTile& t : plan.ranks[plan.rank_of(0, cube, pe)]) {
+    const std::uint64_t last = c.s - c.q_len() + t.pos0 + t.positions - 1;
+    for (std::uint64_t k0 = 0; k0 < c.s; k0 += std::min<std::uint64_t>(c.chunk_rows, c.s / 64))
+      if (!causal || k0 <= last) ++n;
+  }
   return n;
 }
 
@@ -140,7 +159,7 @@ TEST(PrefillLevers, CausalSkipDoesTheLowerTriangle) {
       const OpRecord& r = m.rt.op_log().records()[i];
       if (r.kind == "flash_tile" && r.pe == PeCoord{SipId(0), CubeId(2), PeId(3)}) ++dots[causal];
     }
-    EXPECT_EQ(dots[causal], expected_pairs(cfg, 3, causal == 1));
+    EXPECT_EQ(dots[causal], expected_pairs(cfg, 2, 3, causal == 1));
   }
   const double ratio = static_cast<double>(dots[1]) / static_cast<double>(dots[0]);
   EXPECT_GT(ratio, 0.45);
@@ -184,16 +203,27 @@ TEST(PrefillLevers, PeakTcmDoesNotGrowWithS) {
   EXPECT_EQ(peak[0], peak[1]);
 }
 
-TEST(PrefillLevers, ZigzagBalancesTheCausalWork) {
+TEST(PrefillLevers, ZigzagAndStripedBalanceTheCausalWork) {
   Machine m = one_sip(false);
-  double imbalance[2];
-  const RowLayout layouts[2] = {RowLayout::Contiguous, RowLayout::Zigzag};
-  for (int i = 0; i < 2; ++i) {
+  double imbalance[3];
+  const RowLayout layouts[3] = {RowLayout::Contiguous, RowLayout::Zigzag, RowLayout::Striped};
+  for (int i = 0; i < 3; ++i) {
     const gqa::PrefillResult r = timing_run(m, small(2048, 0, layouts[i], true, DType::bf16, 128));
     imbalance[i] = r.busy_max / r.busy_mean();
   }
   EXPECT_GT(imbalance[0], 1.5);   // the PE with the last rows does nearly twice the mean
   EXPECT_LT(imbalance[1], 1.05);  // zigzag: close to 1
+  EXPECT_LT(imbalance[2], 1.05);  // striped: close to 1
+}
+
+// The TCM the plan says a PE needs is what the kernel allocates at its peak.
+TEST(PrefillLevers, TcmPlanIsTheKernelsPeak) {
+  Machine m = one_sip(false);
+  const PrefillConfig cfg = small(2048, 0, RowLayout::Striped, true, DType::bf16, 128);
+  const gqa::PrefillSetup setup = gqa::validate(cfg, m.rt.system().topology());
+  timing_run(m, cfg);
+  const gqa::PrefillPlan plan = gqa::PrefillPlan::geometry(setup.plan_shape);
+  EXPECT_EQ(m.rt.context(PeCoord{SipId(0), CubeId(5), PeId(2)}).tcm_use().peak_total, plan.tcm_bytes());
 }
 
 }  // namespace

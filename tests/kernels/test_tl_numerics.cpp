@@ -175,5 +175,31 @@ TEST(TlNumerics, MessagesCarryTheirBytes) {
   EXPECT_EQ(m.rt.read(dst).data, h.data);
 }
 
+// Receives from one sender with one tag are filled in the order they were posted, even
+// when the program uses the later buffer first (and never uses the earlier one).
+TEST(TlNumerics, ReceivesFillInPostingOrder) {
+  Machine m;
+  const HostTensor h = test::random_host({8, 32}, 11);
+  const DeviceTensor src = m.rt.from_host("src", h, DType::fp32, DPPolicy::replicate(1, 1, 0));
+  const DeviceTensor dst = m.rt.empty("dst", {4, 32}, DType::fp32, DPPolicy::replicate(1, 1, 3));
+  m.rt.launch(SipId(0), "msg", [&](tl::Ctx& tl) {
+    const PeCoord from{SipId(0), CubeId(0), PeId(0)}, to{SipId(0), CubeId(3), PeId(0)};
+    if (tl.coord() == from) {
+      const tl::Tensor rows = tl.load(src, {0, 8});
+      tl.send(to, tl.rows(rows, 0, 4), 7);
+      tl.send(to, tl.rows(rows, 4, 4), 7);
+    }
+    if (tl.coord() == to) {
+      const tl::Tensor first = tl.recv_async(from, {4, 32}, DType::fp32, 7);
+      const tl::Tensor second = tl.recv_async(from, {4, 32}, DType::fp32, 7);
+      tl.store(dst, {0, 4}, second);
+      (void)first;
+    }
+  });
+  m.rt.run();
+  const std::vector<float> rows_4_to_8(h.data.begin() + 4 * 32, h.data.end());
+  EXPECT_EQ(m.rt.read(dst).data, rows_4_to_8);
+}
+
 }  // namespace
 }  // namespace kb

@@ -24,7 +24,7 @@ TEST(RunParse, DefaultsAreTheHeadlineDecode) {
   EXPECT_EQ(q.workload->name(), "gqa_decode");
   EXPECT_EQ(q.values.text("seq_len"), "32768");
   EXPECT_FALSE(q.values.given("seq_len"));
-  EXPECT_EQ(q.values.text("cubes_per_group"), "8");
+  EXPECT_EQ(q.values.text("cubes_per_group"), "auto");  // the default placement
   EXPECT_EQ(q.jobs, 1u);
   EXPECT_FALSE(q.devices);
   EXPECT_TRUE(q.topology_file.ends_with("topologies/llama70b_4sip.yaml"));
@@ -38,7 +38,7 @@ TEST(RunParse, GivenKnobsAndSwitches) {
   EXPECT_EQ(q.values.count("seq_len", 1, 1u << 24), 4096u);
   EXPECT_TRUE(q.values.on("no_causal"));
   EXPECT_FALSE(q.values.on("causal"));
-  EXPECT_EQ(q.values.text("layout"), "zigzag");
+  EXPECT_EQ(q.values.text("layout"), "striped");
   EXPECT_EQ(q.devices, "0");
 }
 
@@ -47,7 +47,7 @@ TEST(RunParse, AKnobTheWorkloadDoesNotReadIsRefused) {
   EXPECT_EQ(usage_error({"--kernel", "tiled_gemm", "--inputs", "dir"}),
             "--check, --inputs and --outputs apply to --kernel gqa_decode and gqa_prefill");
   EXPECT_EQ(usage_error({"--kernel", "gqa_prefill", "--variant", "fused"}),
-            "--cubes-per-group, --sp-table, --variant and --tile apply to --kernel gqa_decode");
+            "--sp-table, --variant and --tile apply to --kernel gqa_decode");
   EXPECT_EQ(usage_error({"--kernel", "nope"}),
             "--kernel 'nope': allowed values: gqa_decode, gqa_prefill, hbm_stream, tiled_gemm and row_softmax");
 }

@@ -128,9 +128,16 @@ const workloads::KnobSet& data_knobs() {
 }
 
 const workloads::KnobSet& placement_knobs() {
-  static const workloads::KnobSet set{"attention placement",
-                                      {{"pes", "8", "PEs per cube of a group (P); or auto (gqa_decode only), like C"}}};
+  static const workloads::KnobSet set{
+      "attention placement",
+      {{"cubes_per_group", "auto", "cubes per KV head's group (C); auto: the default placement (docs/workloads.md)"},
+       {"pes", "auto", "PEs per cube of a group (P); auto: the default placement"}}};
   return set;
+}
+
+std::optional<std::uint32_t> placement_count(const workloads::Values& v, const std::string& knob) {
+  if (v.text(knob) == "auto") return std::nullopt;
+  return v.count32(knob, 1, 4096);
 }
 
 AttentionShape shape_of(const workloads::Values& v, std::uint32_t t_q) {

@@ -51,8 +51,10 @@ workloads::Numerics check_attention(const AttentionShape& a, const AttentionInpu
 // dtype, seed) and of the data (inputs, outputs, check).
 const workloads::KnobSet& shape_knobs();
 const workloads::KnobSet& data_knobs();
-// pes: the PEs of each cube of a group.
+// cubes_per_group and pes: the group of a KV head (each "auto" or a count).
 const workloads::KnobSet& placement_knobs();
+// A placement knob's count, or nothing for auto.
+std::optional<std::uint32_t> placement_count(const workloads::Values& v, const std::string& knob);
 // The shape from its knobs; q_len, when not given, is `t_q` (0: the workload's choice).
 AttentionShape shape_of(const workloads::Values& v, std::uint32_t t_q);
 

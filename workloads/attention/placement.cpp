@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "workloads/workload.h"
+
 namespace kb::gqa {
 
 std::vector<SipId> run_devices(const std::vector<SipId>& asked, const Topology& topo) {
@@ -9,6 +11,47 @@ std::vector<SipId> run_devices(const std::vector<SipId>& asked, const Topology& 
   std::vector<SipId> all;
   for (std::uint32_t s = 0; s < topo.system.sips; ++s) all.emplace_back(s);
   return all;
+}
+
+std::vector<std::uint32_t> group_sizes(const Topology& topo, bool ring) {
+  std::vector<std::uint32_t> out;
+  for (std::uint32_t c = topo.cubes_per_sip(); c >= 1; --c) {
+    const GroupShape g = group_shape(c);
+    if (g.w > topo.sip.mesh_x || g.h > topo.sip.mesh_y || topo.sip.mesh_x % g.w != 0 || topo.sip.mesh_y % g.h != 0)
+      continue;
+    if (!ring || c == 1 || c % 2 == 0) out.push_back(c);
+  }
+  return out;
+}
+
+HeadPlacement place_heads(std::uint32_t h_kv, std::size_t devices, const Topology& topo, bool replicate,
+                          std::optional<std::uint32_t> cubes, std::optional<std::uint32_t> pes) {
+  using workloads::ConfigError;
+  HeadPlacement p;
+  p.pes = pes.value_or(topo.cube.pes);
+  const auto fits = [&](std::uint32_t c) {
+    return static_cast<std::uint64_t>(devices) * (topo.cubes_per_sip() / c) >= h_kv;
+  };
+  if (cubes) {
+    p.cubes = *cubes;
+  } else {
+    const std::vector<std::uint32_t> sizes = group_sizes(topo, replicate);
+    const auto it = std::find_if(sizes.begin(), sizes.end(), fits);
+    if (it == sizes.end()) {
+      const std::uint32_t per_sip = topo.cubes_per_sip();
+      throw ConfigError(std::to_string(h_kv) + " KV heads need " + std::to_string((h_kv + per_sip - 1) / per_sip) +
+                        " SIP(s) at one cube per head; the run has " + std::to_string(devices) +
+                        ": give more {devices} (or a topology with more SIPs)");
+    }
+    p.cubes = *it;
+  }
+  p.groups_per_sip = topo.cubes_per_sip() / std::max<std::uint32_t>(p.cubes, 1);
+  if (p.groups_per_sip == 0 || !fits(p.cubes)) return p;  // validate_groups says why
+  const std::uint64_t groups = static_cast<std::uint64_t>(devices) * p.groups_per_sip;
+  p.replicas = replicate ? static_cast<std::uint32_t>(groups / h_kv) : 1;
+  p.sips = static_cast<std::uint32_t>((static_cast<std::uint64_t>(h_kv) * p.replicas + p.groups_per_sip - 1) /
+                                      p.groups_per_sip);
+  return p;
 }
 
 bool simulates(const std::vector<SipId>& simulate, SipId sip) {

@@ -5,20 +5,92 @@
 #include <random>
 #include <stdexcept>
 
+#include "base/units.h"
 #include "kernels/gqa/helpers.h"
 #include "workloads/attention/placement.h"
+#include "workloads/gqa_decode/sp_table.h"
 
 namespace kb::gqa {
+std::uint64_t decode_tcm_bytes(const DecodeConfig& c, std::uint32_t rows, std::uint32_t tile_rows,
+                               std::uint32_t stream_rows) {
+  using tl::tcm_bytes;
+  const DType f = DType::fp32, dt = c.dtype;
+  const std::int64_t m = rows, t = tile_rows, d = c.d;
+  const std::uint64_t scores = tcm_bytes({m * t, 1}, f), p = tcm_bytes({m * t, 1}, dt), o_rows = tcm_bytes({m, d}, f),
+                      col = tcm_bytes({m, 1}, f), stage = tcm_bytes({4 * static_cast<std::int64_t>(stream_rows), d}, dt);
+  // Q and the running state, then each variant's buffers (gqa_decode.cpp) with the most
+  // a tile allocates in its scope: scaled scores, the mask and the masked scores, P; the
+  // softmax columns; O rescaled.
+  std::uint64_t b = tcm_bytes({m, d}, dt) + tcm_bytes({m, d + 2}, f);
+  const std::uint64_t tile_scratch = 4 * scores + 4 * col + o_rows;
+  switch (c.variant) {
+    case Variant::Pipelined: b += 2 * (scores + p + o_rows + col + 2 * stage) + tile_scratch; break;
+    case Variant::Fused: b += 3 * (scores + p + o_rows + 3 * col + 2 * stage); break;
+    case Variant::Naive:
+      b += col + tile_scratch + scores + p + o_rows + 2 * tcm_bytes({2 * static_cast<std::int64_t>(stream_rows), d}, dt);
+      break;
+  }
+  // After the sweep: a merge (the received state and its temporaries), or the store.
+  const std::uint64_t merge = tcm_bytes({m, d + 2}, f) + 3 * col + 2 * tcm_bytes({m, d + 1}, f);
+  return b + std::max(merge, o_rows + tcm_bytes({m, d}, dt));
+}
+
+DecodeTiling decode_tiling(const DecodeConfig& c, const Topology& topo) {
+  const std::uint32_t g = c.h_q / c.h_kv;
+  std::vector<std::uint32_t> candidates;  // whole heads x T_q, largest first, then runs of one head's positions
+  for (std::uint32_t heads = g; heads >= 1; --heads) candidates.push_back(heads * c.t_q);
+  for (std::uint32_t n = c.t_q / 2; n >= 1; n /= 2) candidates.push_back(n);
+  DecodeTiling t;
+  for (const std::uint32_t rows : candidates) {
+    t.row_block = rows;
+    t.tile_rows = c.tile_rows ? c.tile_rows : auto_tile_rows(c, rows);
+    t.tcm_bytes = decode_tcm_bytes(c, rows, t.tile_rows, std::min(c.stream_rows, t.tile_rows));
+    if (t.tcm_bytes <= topo.pe.tcm_bytes) return t;
+  }
+  throw workloads::ConfigError("decode needs " + units::format_bytes(t.tcm_bytes) +
+                               " of TCM per PE even one query row at a time (d " + std::to_string(c.d) +
+                               ", sweep tiles of " + std::to_string(t.tile_rows) + " rows); a PE has " +
+                               units::format_bytes(topo.pe.tcm_bytes) + ": give a smaller {tile} or {head_dim}");
+}
+
 void validate(const DecodeConfig& c, const Topology& topo) {
   validate_shape(c);
   validate_groups(c, c.cubes, c.pes, "{cubes_per_group} " + std::to_string(c.cubes), run_devices(c.devices, topo),
                   topo);
   if (c.stream_rows == 0) throw workloads::ConfigError("the composite streaming tile must have at least one row");
+  decode_tiling(c, topo);
 }
 
-std::uint32_t auto_tile_rows(const DecodeConfig& c, const Topology& topo) {
-  (void)topo;
-  const std::uint32_t m = (c.h_q / c.h_kv) * c.t_q;
+std::string choose_placement(DecodeConfig& c, const std::string& file, std::optional<std::uint32_t> cubes,
+                             std::optional<std::uint32_t> pes, const Topology& topo) {
+  const std::size_t devices = run_devices(c.devices, topo).size();
+  const std::string s = " for S = " + std::to_string(c.s);
+  const SpTable table = SpTable::load(file);
+  if (table.topology == topo.name && table.h_q == c.h_q && table.h_kv == c.h_kv && table.d == c.d &&
+      table.t_q == c.t_q) {
+    try {
+      const auto [tc, tp] = table.choose(c.s, cubes, pes);
+      if (static_cast<std::uint64_t>(devices) * (topo.cubes_per_sip() / tc) >= c.h_kv) {
+        c.cubes = tc;
+        c.pes = tp;
+        c.placement = "SP table";
+        return "placement: the SP table " + file + " picks C = " + std::to_string(tc) + ", P = " +
+               std::to_string(tp) + s;
+      }
+    } catch (const std::invalid_argument&) {
+      // no entry with the given C or P: the rule below decides
+    }
+  }
+  const HeadPlacement p = place_heads(c.h_kv, devices, topo, false, cubes, pes);
+  c.cubes = p.cubes;
+  c.pes = p.pes;
+  c.placement = "default rule";
+  return "placement: the default rule picks C = " + std::to_string(p.cubes) + ", P = " + std::to_string(p.pes) +
+         " (the largest group that places all " + std::to_string(c.h_kv) + " KV heads on the run's " +
+         std::to_string(devices) + " SIP(s))";
+}
+
+std::uint32_t auto_tile_rows(const DecodeConfig& c, std::uint32_t m) {
   const std::uint64_t per_rank = (c.s + static_cast<std::uint64_t>(c.cubes) * c.pes - 1) / (c.cubes * c.pes);
   // S tiles of at most 4096 scores keep the per-tile buffers small; at least two tiles
   // per rank let the pipelined sweep overlap.
@@ -33,7 +105,9 @@ DecodePlan plan_decode(RuntimeContext& rt, const DecodeConfig& c, const Attentio
   DecodePlan plan;
   plan.devices = run_devices(c.devices, topo);
   plan.groups_per_sip = topo.cubes_per_sip() / c.cubes;
-  plan.tile_rows = c.tile_rows ? c.tile_rows : auto_tile_rows(c, topo);
+  const DecodeTiling tiling = decode_tiling(c, topo);
+  plan.tile_rows = tiling.tile_rows;
+  plan.row_block = tiling.row_block;
   const std::uint32_t g = c.h_q / c.h_kv, m_rows = g * c.t_q;
   const auto s = static_cast<std::int64_t>(c.s);
 
@@ -44,6 +118,7 @@ DecodePlan plan_decode(RuntimeContext& rt, const DecodeConfig& c, const Attentio
   proto.variant = c.variant;
   proto.tile_rows = plan.tile_rows;
   proto.stream_rows = std::min(c.stream_rows, plan.tile_rows);
+  proto.row_block = plan.row_block;
   auto& params = plan.params;
   for (std::size_t i = 0; i < plan.devices.size(); ++i) params.push_back(std::make_shared<DecodeParams>(proto));
   for (std::uint32_t h = 0; h < c.h_kv; ++h) {
@@ -89,8 +164,8 @@ DecodeResult run_decode(RuntimeContext& rt, const DecodeConfig& c, const Attenti
   res.devices = plan.devices;
   res.groups_per_sip = plan.groups_per_sip;
   res.tile_rows = plan.tile_rows;
+  res.row_block = plan.row_block;
   const GroupShape shape = group_shape(c.cubes);
-  const std::uint32_t m_rows = (c.h_q / c.h_kv) * c.t_q;
   launch_decode(rt, plan);
   const std::size_t first_record = rt.op_log().size();
   rt.run();
@@ -114,28 +189,43 @@ DecodeResult run_decode(RuntimeContext& rt, const DecodeConfig& c, const Attenti
     ++res.issued_ops;
   }
   const std::uint64_t esz = dtype_bytes(c.dtype);
-  const double pes_used = static_cast<double>(c.h_kv) * c.cubes * c.pes;
-  res.roofline_cycles = 2.0 * static_cast<double>(c.s) * c.h_kv * c.d * esz /
-                        (pes_used * static_cast<double>(topo.cube.hbm.bytes_per_cycle));
+  // The SIPs that hold a group; every PE of them counts, busy or not.
+  const std::size_t used = (c.h_kv + plan.groups_per_sip - 1) / plan.groups_per_sip;
+  res.devices.resize(std::min(res.devices.size(), used));
+  const double pes_used = static_cast<double>(res.devices.size()) * topo.pes_per_sip();
+  double pairs = 0;  // (query, visible key) pairs of one query head
+  for (std::uint32_t t = 0; t < c.t_q; ++t)
+    pairs += c.causal ? static_cast<double>(c.s - c.t_q + t + 1) : static_cast<double>(c.s);
+  res.flops = 4.0 * c.d * c.h_q * pairs;
+  const double hbm_cycles = 2.0 * static_cast<double>(c.s) * c.h_kv * c.d * esz /
+                            (pes_used * static_cast<double>(topo.cube.hbm.bytes_per_cycle));
+  const double gemm_cycles = res.flops / (pes_used * 2.0 * topo.pe.gemm.rows * topo.pe.gemm.cols);
+  res.roofline_cycles = std::max(hbm_cycles, gemm_cycles);
+  res.bound = hbm_cycles >= gemm_cycles ? "hbm" : "gemm";
   // Closed-form model (docs/gqa_decode.md): the Q load, then max(KV DMA, GEMMs) per rank and the
   // GEMM of the last streamed tile, then the two reduce levels and the store.
   const double per_rank = std::ceil(static_cast<double>(c.s) / (c.cubes * c.pes));
   const double hbm_bw = static_cast<double>(topo.cube.hbm.bytes_per_cycle);
-  const double q_load = topo.cube.hbm.latency_cycles + m_rows * c.d * esz / hbm_bw;
   const double t_dma = 2 * per_rank * c.d * esz / hbm_bw + topo.cube.hbm.latency_cycles;
   const double stream = std::min<double>(c.stream_rows, res.tile_rows);
-  const double last_gemm = std::ceil(m_rows / double(topo.pe.gemm.rows)) * std::ceil(c.d / double(topo.pe.gemm.cols)) *
-                               stream + topo.pe.gemm.rows + topo.pe.gemm.cols;
   const double tiles = std::ceil(per_rank / res.tile_rows);
-  const double gemm_tile = std::ceil(m_rows / double(topo.pe.gemm.rows)) *
-                           (std::ceil(res.tile_rows / double(topo.pe.gemm.cols)) * c.d +
-                            std::ceil(c.d / double(topo.pe.gemm.cols)) * res.tile_rows) +
-                           2.0 * (topo.pe.gemm.rows + topo.pe.gemm.cols);
-  const double state_bytes = m_rows * (c.d + 2.0) * 4;
-  const double l2 = binomial_rounds(c.pes) * (topo.cube.fabric.latency_cycles + state_bytes / topo.cube.fabric.bytes_per_cycle);
-  const double l1 = center_rounds(shape.w, shape.h) * (topo.sip.noc.latency_cycles + state_bytes / topo.sip.noc.bytes_per_cycle);
-  const double store = topo.cube.hbm.latency_cycles + m_rows * c.d * esz / hbm_bw;
-  res.model_cycles = q_load + std::max(t_dma, tiles * gemm_tile) + last_gemm + l2 + l1 + store;
+  auto block_model = [&](double m) {  // one block of m query rows: swept, reduced, stored
+    const double q_load = topo.cube.hbm.latency_cycles + m * c.d * esz / hbm_bw;
+    const double last_gemm = std::ceil(m / double(topo.pe.gemm.rows)) * std::ceil(c.d / double(topo.pe.gemm.cols)) *
+                                 stream + topo.pe.gemm.rows + topo.pe.gemm.cols;
+    const double gemm_tile = std::ceil(m / double(topo.pe.gemm.rows)) *
+                             (std::ceil(res.tile_rows / double(topo.pe.gemm.cols)) * c.d +
+                              std::ceil(c.d / double(topo.pe.gemm.cols)) * res.tile_rows) +
+                             2.0 * (topo.pe.gemm.rows + topo.pe.gemm.cols);
+    const double state_bytes = m * (c.d + 2.0) * 4;
+    const double l2 = binomial_rounds(c.pes) * (topo.cube.fabric.latency_cycles + state_bytes / topo.cube.fabric.bytes_per_cycle);
+    const double l1 = center_rounds(shape.w, shape.h) * (topo.sip.noc.latency_cycles + state_bytes / topo.sip.noc.bytes_per_cycle);
+    const double store = topo.cube.hbm.latency_cycles + m * c.d * esz / hbm_bw;
+    return q_load + std::max(t_dma, tiles * gemm_tile) + last_gemm + l2 + l1 + store;
+  };
+  res.model_cycles = 0;
+  for (const RowBlock& b : row_blocks(c.h_q / c.h_kv, c.t_q, res.row_block))
+    res.model_cycles += block_model(static_cast<double>(b.rows.count));
 
   if (rt.data_mode()) res.o = gather(rt, plan.outputs, {c.h_q, c.t_q, c.d});
   return res;

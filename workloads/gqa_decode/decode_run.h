@@ -15,6 +15,7 @@ namespace kb::gqa {
 
 struct DecodeConfig : AttentionShape {
   std::uint32_t cubes = 8, pes = 8;  // C, P
+  std::string placement = "given";   // who chose C and P: given, SP table or default rule
   Variant variant = Variant::Pipelined;
   std::uint32_t tile_rows = 0;  // 0: chosen from the shapes
   // Rows per composite streaming tile: small enough that the last tile's exposed GEMM
@@ -27,7 +28,7 @@ struct DecodeConfig : AttentionShape {
 // The tensors and kernel parameters of a decode, placed in HBM but not yet launched.
 struct DecodePlan {
   std::vector<SipId> devices;
-  std::uint32_t groups_per_sip = 0, tile_rows = 0;
+  std::uint32_t groups_per_sip = 0, tile_rows = 0, row_block = 0;
   std::vector<std::shared_ptr<DecodeParams>> params;  // per device; groups (q, k, v, o) in KV-head order
   std::vector<DeviceTensor> outputs;                  // O of each KV head, in head order
 };
@@ -42,19 +43,41 @@ struct DecodeBreakdown {
 
 struct DecodeResult {
   std::uint64_t cycles = 0;
-  std::uint32_t groups_per_sip = 0, tile_rows = 0;
-  std::vector<SipId> devices;
+  std::uint32_t groups_per_sip = 0, tile_rows = 0, row_block = 0;
+  std::vector<SipId> devices;  // the SIPs that hold a group
   DecodeBreakdown breakdown;
   std::uint64_t kv_bytes = 0;           // K and V bytes the DMA read
-  double roofline_cycles = 0;           // 2*S*H_kv*d*bytes / (HBM bw of the PEs used)
+  // max(K/V bytes / HBM bandwidth, FLOPs / GEMM peak) of every PE of the SIPs used
+  double roofline_cycles = 0;
+  double flops = 0;                     // causal-aware attention FLOPs
+  std::string bound;                    // which term of the roofline is larger: hbm or gemm
   double model_cycles = 0;              // the closed-form model's prediction
   std::optional<HostTensor> o;          // [H_q, T_q, d] in data mode
   std::uint64_t issued_ops = 0;         // tl ops the CPUs issued
 };
 
-// Throws workloads::ConfigError naming the fields.
+// Throws workloads::ConfigError naming the fields: the shape, the placement, and the
+// TCM a PE needs, before any simulation.
 void validate(const DecodeConfig& c, const Topology& topo);
-std::uint32_t auto_tile_rows(const DecodeConfig& c, const Topology& topo);
+// The TCM a PE of the decode kernel needs at most when it sweeps `rows` query rows at a
+// time, bytes (an upper bound: a tile's scratch counted at its largest).
+std::uint64_t decode_tcm_bytes(const DecodeConfig& c, std::uint32_t rows, std::uint32_t tile_rows,
+                               std::uint32_t stream_rows);
+// The query rows swept at a time and the KV tile: all G * T_q rows when their buffers fit
+// TCM, else the largest block of whole heads, else of a run of one head's positions.
+// Throws ConfigError when not even one row fits.
+struct DecodeTiling {
+  std::uint32_t row_block = 0, tile_rows = 0;
+  std::uint64_t tcm_bytes = 0;
+};
+DecodeTiling decode_tiling(const DecodeConfig& c, const Topology& topo);
+// Sets C and P where not given: the SP table's fastest at this S when the table was
+// measured on this shape and topology and its choice fits the run's SIPs, else the
+// default rule (docs/workloads.md, Placement). Returns a note saying which.
+std::string choose_placement(DecodeConfig& c, const std::string& sp_table, std::optional<std::uint32_t> cubes,
+                             std::optional<std::uint32_t> pes, const Topology& topo);
+// KV rows per sweep tile for blocks of m query rows (the `tile` knob's auto).
+std::uint32_t auto_tile_rows(const DecodeConfig& c, std::uint32_t m);
 
 // Validates `c` and places its tensors: from `inputs`, or empty (zeros) without them.
 DecodePlan plan_decode(RuntimeContext& rt, const DecodeConfig& c, const AttentionInputs* inputs);

@@ -16,8 +16,9 @@ using gqa::DecodeConfig;
 const KnobSet& decode_knobs() {
   static const KnobSet set{
       "decode",
-      {{"cubes_per_group", "8", "cubes per KV head (C), or auto: the fastest C at this S from the SP table"},
-       {"sp_table", KERNBENCH_SP_TABLE, "the SP table auto reads (written by kernbench bench gqa_llama70b)"},
+      {{"sp_table", KERNBENCH_SP_TABLE,
+        "the SP table an auto placement uses when it matches the shape and topology (written by kernbench bench "
+        "gqa_llama70b)"},
        {"variant", "pipelined", "online-softmax sweep: naive, pipelined or fused"},
        {"tile", "0", "KV rows per sweep tile (0: auto)"}}};
   return set;
@@ -34,8 +35,10 @@ class DecodeJob : public Job {
     Result r = gqa::attention_result("gqa_decode", c_, data_.data(), d.devices, d.cycles, topo_);
     r.knobs["cubes_per_group"] = c_.cubes;
     r.knobs["pes"] = c_.pes;
+    r.knobs["placement"] = c_.placement;
     r.knobs["variant"] = gqa::variant_name(c_.variant);
     r.knobs["tile_rows"] = d.tile_rows;
+    r.knobs["row_block"] = d.row_block;
     auto span = [](const gqa::Phase& p) { return nlohmann::json{{"begin", p.begin}, {"end", p.end}}; };
     r.add("groups_per_sip", d.groups_per_sip, Merge::Same);
     r.add("breakdown.kv_sweep", span(d.breakdown.sweep), Merge::Widen);
@@ -44,6 +47,8 @@ class DecodeJob : public Job {
     r.add("breakdown.store", span(d.breakdown.store), Merge::Widen);
     r.add("kv_bytes", d.kv_bytes, Merge::Sum);
     r.add("roofline_cycles", d.roofline_cycles, Merge::Same);
+    r.add("roofline_bound", d.bound, Merge::Same);
+    r.add("flops", d.flops, Merge::Same);
     r.add("model_cycles", d.model_cycles, Merge::Same);
     r.add("issued_ops", d.issued_ops, Merge::Sum);
     if (d.o) data_.finish(c_, *d.o, r);
@@ -71,33 +76,20 @@ class GqaDecode : public Workload {
   std::unique_ptr<Job> configure(const Values& v, const Setup& setup) const override {
     DecodeConfig c;
     static_cast<gqa::AttentionShape&>(c) = gqa::shape_of(v, 1);
-    const bool auto_cubes = v.text("cubes_per_group") == "auto", auto_pes = v.text("pes") == "auto";
-    c.cubes = auto_cubes ? 0 : v.count32("cubes_per_group", 1, 4096);
-    c.pes = auto_pes ? 0 : v.count32("pes", 1, 4096);
+    const std::optional<std::uint32_t> cubes = gqa::placement_count(v, "cubes_per_group"),
+                                       pes = gqa::placement_count(v, "pes");
     c.tile_rows = v.count32("tile", 0, 1u << 16);
     const auto variant = gqa::parse_variant(v.text("variant"));
     if (!variant) throw ConfigError("{variant} '" + ConfigError::literal(v.text("variant")) + "': allowed values: naive, pipelined, fused", true);
     c.variant = *variant;
     gqa::AttentionData data(v, setup.data);
     std::vector<std::string> notes;
-    if (auto_cubes || auto_pes) {
-      const std::string file = v.text("sp_table");
-      const gqa::SpTable table = gqa::SpTable::load(file);
-      if (table.topology != setup.topo->name || table.h_q != c.h_q || table.h_kv != c.h_kv || table.d != c.d ||
-          table.t_q != c.t_q)
-        throw ConfigError("SP table " + ConfigError::literal(file) + " was measured on " +
-                          ConfigError::literal(table.topology) + " with H_q " +
-                          std::to_string(table.h_q) + ", H_kv " + std::to_string(table.h_kv) + ", d " +
-                          std::to_string(table.d) + ", T_q " + std::to_string(table.t_q) +
-                          "; this run differs: give C and P, or sweep this case into a table");
-      const auto [cubes, pes] = table.choose(c.s, auto_cubes ? std::nullopt : std::optional(c.cubes),
-                                             auto_pes ? std::nullopt : std::optional(c.pes));
-      c.cubes = cubes;
-      c.pes = pes;
-      notes.push_back("SP table " + file + " picks C = " + std::to_string(cubes) + ", P = " + std::to_string(pes) +
-                      " for S = " + std::to_string(c.s));
-    }
     c.devices = setup.devices;
+    if (!cubes || !pes) notes.push_back(gqa::choose_placement(c, v.text("sp_table"), cubes, pes, *setup.topo));
+    else {
+      c.cubes = *cubes;
+      c.pes = *pes;
+    }
     c.simulate = setup.simulate;
     gqa::validate(c, *setup.topo);
     data.prepare(c);
@@ -112,15 +104,15 @@ class GqaDecode : public Workload {
   std::string report(const Result& r, const Topology& topo) const override {
     (void)topo;
     const nlohmann::json& k = r.knobs;
-    const std::uint32_t cubes = k.at("cubes_per_group"), pes = k.at("pes"), h_kv = k.at("heads_kv");
+    const std::uint32_t cubes = k.at("cubes_per_group"), pes = k.at("pes");
     report::Lines add;
     add("kernbench: gqa_decode (%s) on %s (%s), %s mode\n", k.at("variant").get<std::string>().c_str(),
         r.topology_name.c_str(), r.topology_file.c_str(), r.mode.c_str());
     report::shape_line(add, k);
-    add("  placement       C %u cubes x P %u PEs per KV head, %u group(s) per SIP, devices %s; sweep tiles of %u "
-        "rows\n",
-        cubes, pes, r.figure("groups_per_sip").get<std::uint32_t>(), devices_text(r.devices).c_str(),
-        k.at("tile_rows").get<std::uint32_t>());
+    add("  placement       C %u cubes x P %u PEs per KV head (%s), %u group(s) per SIP, devices %s; sweep tiles of %u "
+        "rows, %u query rows at a time\n",
+        cubes, pes, k.at("placement").get<std::string>().c_str(), r.figure("groups_per_sip").get<std::uint32_t>(), devices_text(r.devices).c_str(),
+        k.at("tile_rows").get<std::uint32_t>(), k.at("row_block").get<std::uint32_t>());
     report::simulated_line(add, r);
     add("  breakdown       KV sweep %s, Level-2 reduce %s, Level-1 reduce %s, store %s (cycles)\n",
         report::span_text(r.figure("breakdown.kv_sweep")).c_str(),
@@ -128,15 +120,23 @@ class GqaDecode : public Workload {
         report::span_text(r.figure("breakdown.level1_reduce")).c_str(),
         report::span_text(r.figure("breakdown.store")).c_str());
     add("  bytes           K/V read %s\n", units::format_bytes(r.count("kv_bytes")).c_str());
-    add("  roofline        %.0f cycles (KV bytes over the HBM bandwidth of the %u PEs used): efficiency %.1f%%\n",
-        r.number("roofline_cycles"), h_kv * cubes * pes, 100.0 * r.number("roofline_efficiency"));
+    const bool hbm = r.figure("roofline_bound").get<std::string>() == "hbm";
+    add("  roofline        %.0f cycles (%s of every PE of the %zu SIP(s) used; the larger of the two bounds): "
+        "efficiency %.1f%%\n",
+        r.number("roofline_cycles"), hbm ? "KV bytes over the HBM bandwidth" : "FLOPs over the GEMM peak",
+        r.devices.size(), 100.0 * r.number("roofline_efficiency"));
     const double model = r.number("model_cycles");
     const double dev = (static_cast<double>(r.simulated_cycles) - model) / model;
-    add("  model           %.0f cycles (closed form: Q load + max(KV DMA, GEMMs) + last tile + reduce + store); "
-        "simulated %+.1f%%%s\n",
-        model, 100 * dev,
-        std::abs(dev) <= 0.10 ? "" : " - over 10%: the model leaves out the CPU issue costs, the softmax MATH and "
-                                    "the merges, which weigh most when each rank holds few KV rows");
+    const std::uint32_t rows = (k.at("heads_q").get<std::uint32_t>() / k.at("heads_kv").get<std::uint32_t>()) *
+                               k.at("q_len").get<std::uint32_t>();
+    const char* why = k.at("row_block").get<std::uint32_t>() < rows
+                          ? " - over 10%: the model adds the query-row blocks one after another, while the kernel "
+                            "sweeps a block as the previous one reduces"
+                          : " - over 10%: the model leaves out the CPU issue costs, the softmax MATH and the merges, "
+                            "which weigh most when each rank holds few KV rows";
+    add("  model           %.0f cycles (closed form: Q load + max(KV DMA, GEMMs) + last tile + reduce + store, per "
+        "block of query rows); simulated %+.1f%%%s\n",
+        model, 100 * dev, std::abs(dev) <= 0.10 ? "" : why);
     add("  ops             %llu tl ops issued\n", static_cast<unsigned long long>(r.count("issued_ops")));
     return add.text();
   }

@@ -1,25 +1,30 @@
 #include "workloads/gqa_prefill/prefill_run.h"
-#include "models/common/clock.h"
 
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <stdexcept>
 
+#include "base/units.h"
 #include "kernels/gqa/helpers.h"
-#include "workloads/attention/placement.h"
+#include "models/common/clock.h"
 
 namespace kb::gqa {
 namespace {
 
-// Whether a PE of the run's device number `dev` belongs to one of the groups the run
-// uses (heads fill the groups in order, device by device).
-bool geo_has(const Topology& topo, const PrefillConfig& c, std::uint32_t groups_per_sip, std::uint32_t dev,
-             const PeCoord& at) {
-  const GroupShape shape = group_shape(c.g());
-  const MeshPos pos = topo.mesh().pos(at.cube);
-  const std::uint32_t group = (pos.y / shape.h) * (topo.sip.mesh_x / shape.w) + pos.x / shape.w;
-  return at.pe.value < c.pes && group < groups_per_sip && dev * groups_per_sip + group < c.h_kv;
+using workloads::ConfigError;
+
+// Every row of a replica's group Q / O: (row in the group's tensor, head of the group,
+// query position). Each (head, position) belongs to exactly one replica and rank.
+template <class Fn>
+void for_each_row(const PrefillPlan& plan, std::uint32_t replica, Fn fn) {
+  for (std::uint32_t cube = 0; cube < plan.shape.cubes; ++cube)
+    for (std::uint32_t pe = 0; pe < (plan.kv_split ? 1 : plan.shape.pes); ++pe) {
+      const std::uint64_t base = plan.qo_base(cube, pe);
+      for (const PrefillTile& t : plan.ranks[plan.rank_of(replica, cube, pe)])
+        for (std::uint32_t j = 0; j < t.heads; ++j)
+          for (std::uint64_t i = 0; i < t.positions; ++i)
+            fn(base + t.row + j * t.positions + i, t.head0 + j, t.pos0 + i);
+    }
 }
 
 }  // namespace
@@ -30,90 +35,112 @@ AttentionShape PrefillConfig::shape() const {
   return a;
 }
 
-void validate(const PrefillConfig& c, const Topology& topo) {
-  if (c.h_kv == 0 || c.h_q == 0 || c.h_q % c.h_kv != 0)
-    throw workloads::ConfigError("{heads_q} " + std::to_string(c.h_q) + " must be a positive multiple of {heads_kv} " +
-                                 std::to_string(c.h_kv));
-  if (c.g() % 2 != 0 && c.g() != 1)
-    throw workloads::ConfigError("prefill runs one query head per cube (C = G = " + std::to_string(c.g()) +
-                                 "); the ring needs an even number of cubes (or one)");
-  if (c.chunk_rows == 0 || c.q_tile == 0) throw workloads::ConfigError("{chunk} and {q_tile} rows must be at least 1");
+PrefillSetup validate(const PrefillConfig& c, const Topology& topo) {
   validate_shape(c.shape());
-  validate_groups(c, c.g(), c.pes, "the group of C = G = " + std::to_string(c.g()) + " cubes",
-                  run_devices(c.devices, topo), topo);
+  if (c.q_tile == 0) throw ConfigError("{q_tile} 0: a query tile needs at least one row");
+  if (c.cubes > 1 && c.cubes % 2 != 0)
+    throw ConfigError("{cubes_per_group} " + std::to_string(c.cubes) +
+                      ": the ring needs a Hamiltonian cycle of the group, so an even number of cubes (or one)");
+  const std::vector<SipId> devices = run_devices(c.devices, topo);
+  PrefillSetup s;
+  s.placement = place_heads(c.h_kv, devices.size(), topo, true, c.cubes ? std::optional(c.cubes) : std::nullopt,
+                            c.pes ? std::optional(c.pes) : std::nullopt);
+  validate_groups(c, s.placement.cubes, s.placement.pes, "{cubes_per_group} " + std::to_string(s.placement.cubes),
+                  devices, topo);
+  PrefillShape& ps = s.plan_shape;
+  ps.g = c.g();
+  ps.d = c.d;
+  ps.t_q = c.q_len();
+  ps.s = c.s;
+  ps.dtype = c.dtype;
+  ps.cubes = s.placement.cubes;
+  ps.pes = s.placement.pes;
+  ps.replicas = s.placement.replicas;
+  ps.layout = c.layout;
+  ps.q_tile = c.q_tile;
+  // The chunk: as asked, or the largest of 256, 128, ... 16 rows whose buffers fit.
+  const std::uint64_t tcm = topo.pe.tcm_bytes;
+  for (ps.chunk_rows = c.chunk_rows ? c.chunk_rows : 256; !c.chunk_rows && ps.chunk_rows > 16; ps.chunk_rows /= 2)
+    if (PrefillPlan::geometry(ps).tcm_bytes() <= tcm) break;
+  const PrefillPlan plan = PrefillPlan::geometry(ps);
+  if (plan.tcm_bytes() > tcm)
+    throw ConfigError("the prefill buffers (chunks of " + std::to_string(ps.chunk_rows) + " KV rows, tiles of " +
+                      std::to_string(plan.tile_rows()) + " query rows, d " + std::to_string(c.d) + ") need " +
+                      units::format_bytes(plan.tcm_bytes()) + " of TCM per PE; a PE has " + units::format_bytes(tcm) +
+                      ": give a smaller {chunk} or {q_tile}");
+  return s;
 }
 
 PrefillResult run_prefill(RuntimeContext& rt, const PrefillConfig& c, const AttentionInputs* inputs) {
   const Topology& topo = rt.system().topology();
-  validate(c, topo);
-  if (rt.data_mode() && inputs == nullptr) throw workloads::ConfigError("data mode needs inputs");
-  const std::uint32_t g = c.g(), t_q = c.q_len();
+  const PrefillSetup setup = validate(c, topo);
+  if (rt.data_mode() && inputs == nullptr) throw ConfigError("data mode needs inputs");
+  const HeadPlacement& pl = setup.placement;
+  const auto plan = std::make_shared<const PrefillPlan>(PrefillPlan::of(setup.plan_shape));
+  const std::uint32_t g = c.g(), t_q = c.q_len(), cubes = pl.cubes, pes = pl.pes;
+  const std::vector<SipId> all = run_devices(c.devices, topo);
   PrefillResult res;
-  res.devices = run_devices(c.devices, topo);
-  res.groups_per_sip = topo.cubes_per_sip() / g;
+  res.placement = pl;
+  res.placement_given = c.cubes && c.pes;
+  res.chunk_rows = plan->shape.chunk_rows;
+  res.tile_heads = plan->tile_heads;
+  res.tile_positions = plan->tile_positions;
+  res.devices.assign(all.begin(), all.begin() + pl.sips);
 
-  std::uint64_t rows_per_pe = t_q;
-  if (t_q >= c.pes) {
-    rows_per_pe = 0;
-    for (std::uint32_t pe = 0; pe < c.pes; ++pe) {
-      std::uint64_t n = 0;
-      for (const RowRange& r : query_rows(c.layout, t_q, pe, c.pes)) n += r.count;
-      rows_per_pe = std::max(rows_per_pe, n);
-    }
-  }
   PrefillParams proto;
-  static_cast<AttentionParams&>(proto) = attention_params(c.shape(), c.pes);
-  proto.cubes = g;
-  proto.layout = c.layout;
-  proto.chunk_rows = c.chunk_rows;
-  proto.q_tile = c.q_tile;
+  static_cast<AttentionParams&>(proto) = attention_params(c.shape(), pes);
+  proto.plan = plan;
   std::vector<std::shared_ptr<PrefillParams>> params;
   for (std::size_t i = 0; i < res.devices.size(); ++i) params.push_back(std::make_shared<PrefillParams>(proto));
-  std::vector<std::vector<DeviceTensor>> outputs(c.h_kv);
-  const auto s = static_cast<std::int64_t>(c.s);
-  for (std::uint32_t h = 0; h < c.h_kv; ++h) {
-    const std::uint32_t dev = h / res.groups_per_sip, gi = h % res.groups_per_sip;
-    const SipId sip = res.devices[dev];
-    if (!simulates(c.simulate, sip)) continue;
-    const std::uint32_t start = group_start(topo, g, gi);
-    const GroupGeometry geo = GroupGeometry::of(start, g, topo.mesh());
-    auto name = [h](const char* what, std::uint32_t i = ~0u) { return head_tensor(what, h, i); };
-    PrefillGroup grp;
-    grp.cube_start = start;
-    const DPPolicy kv = DPPolicy::shard2d(g, c.pes, start);
-    if (inputs) {
-      grp.k = rt.from_host(name("k"), host_rows(inputs->k, h * c.s, c.s, c.d, {s, c.d}), c.dtype, kv, sip);
-      grp.v = rt.from_host(name("v"), host_rows(inputs->v, h * c.s, c.s, c.d, {s, c.d}), c.dtype, kv, sip);
-    } else {
-      grp.k = rt.empty(name("k"), {s, c.d}, c.dtype, kv, sip);
-      grp.v = rt.empty(name("v"), {s, c.d}, c.dtype, kv, sip);
+  struct Placed {
+    std::uint32_t head, replica;
+    SipId sip;
+    DeviceTensor o;
+  };
+  std::vector<Placed> placed;
+  const auto s = static_cast<std::int64_t>(c.s), rows = static_cast<std::int64_t>(cubes * pes * plan->stride);
+  for (std::uint32_t h = 0; h < c.h_kv; ++h)
+    for (std::uint32_t r = 0; r < pl.replicas; ++r) {
+      const std::uint32_t dev = pl.device_of(h, r);
+      const SipId sip = res.devices[dev];
+      if (!simulates(c.simulate, sip)) continue;
+      const std::uint32_t start = group_start(topo, cubes, pl.slot_of(h, r));
+      auto name = [h, r, &pl](const char* what) { return head_tensor(what, h, pl.replicas > 1 ? r : ~0u); };
+      PrefillGroup grp;
+      grp.cube_start = start;
+      grp.replica = r;
+      const DPPolicy kv = DPPolicy::shard2d(cubes, pes, start);
+      if (inputs) {
+        grp.k = rt.from_host(name("k"), host_rows(inputs->k, h * c.s, c.s, c.d, {s, c.d}), c.dtype, kv, sip);
+        grp.v = rt.from_host(name("v"), host_rows(inputs->v, h * c.s, c.s, c.d, {s, c.d}), c.dtype, kv, sip);
+        HostTensor q;
+        q.shape = {rows, c.d};
+        q.data.assign(static_cast<std::size_t>(rows) * c.d, 0.0f);
+        for_each_row(*plan, r, [&](std::uint64_t row, std::uint32_t head, std::uint64_t pos) {
+          const std::uint64_t from = ((static_cast<std::uint64_t>(h) * g + head) * t_q + pos) * c.d;
+          std::copy_n(inputs->q.data.begin() + static_cast<long>(from), c.d, q.data.begin() + static_cast<long>(row * c.d));
+        });
+        grp.q = rt.from_host(name("q"), q, c.dtype, kv, sip);
+      } else {
+        grp.k = rt.empty(name("k"), {s, c.d}, c.dtype, kv, sip);
+        grp.v = rt.empty(name("v"), {s, c.d}, c.dtype, kv, sip);
+        grp.q = rt.empty(name("q"), {rows, c.d}, c.dtype, kv, sip);
+      }
+      grp.o = rt.empty(name("o"), {rows, c.d}, c.dtype, kv, sip);
+      grp.state = rt.empty(name("state"), {rows, c.d + 2}, DType::fp32, kv, sip);
+      placed.push_back({h, r, sip, grp.o});
+      params[dev]->groups.push_back(grp);
     }
-    grp.state = rt.empty(name("state"), {static_cast<std::int64_t>(g * c.pes * rows_per_pe), c.d + 2}, DType::fp32,
-                         kv, sip);
-    for (std::uint32_t i = 0; i < g; ++i) {
-      const DPPolicy rows{Placement::Replicate, Placement::RowWise, geo.cube_at(i).value, 1, c.pes};
-      const std::uint32_t head = h * g + i;
-      if (inputs)
-        grp.q.push_back(rt.from_host(name("q", i), host_rows(inputs->q, static_cast<std::uint64_t>(head) * t_q, t_q, c.d,
-                                                           {t_q, c.d}),
-                                     c.dtype, rows, sip));
-      else
-        grp.q.push_back(rt.empty(name("q", i), {t_q, c.d}, c.dtype, rows, sip));
-      grp.o.push_back(rt.empty(name("o", i), {t_q, c.d}, c.dtype, rows, sip));
-    }
-    outputs[h] = grp.o;
-    params[dev]->groups.push_back(grp);
-  }
   for (std::size_t dev = 0; dev < res.devices.size(); ++dev)
     if (!params[dev]->groups.empty())
       rt.launch(res.devices[dev], "gqa_prefill", gqa_prefill, std::shared_ptr<const PrefillParams>(params[dev]));
   const std::size_t first = rt.op_log().size();
   std::map<PeCoord, sc_core::sc_time> busy_before;
-  for (std::uint32_t dev = 0; dev < res.devices.size(); ++dev)
+  for (const SipId sip : res.devices)
     for (std::uint32_t cube = 0; cube < topo.cubes_per_sip(); ++cube)
-      for (std::uint32_t pe = 0; pe < c.pes; ++pe) {
-        const PeCoord at{res.devices[dev], CubeId(cube), PeId(pe)};
-        if (simulates(c.simulate, at.sip) && geo_has(topo, c, res.groups_per_sip, dev, at)) busy_before[at] = rt.system().pe(at).gemm.busy();
+      for (std::uint32_t pe = 0; pe < topo.cube.pes; ++pe) {
+        const PeCoord at{sip, CubeId(cube), PeId(pe)};
+        if (simulates(c.simulate, sip)) busy_before[at] = rt.system().pe(at).gemm.busy();
       }
   rt.run();
   res.cycles = rt.last_run_cycles();
@@ -122,7 +149,7 @@ PrefillResult run_prefill(RuntimeContext& rt, const PrefillConfig& c, const Atte
   double pairs = 0;
   for (std::uint32_t t = 0; t < t_q; ++t) pairs += c.causal ? static_cast<double>(c.s - t_q + t + 1) : static_cast<double>(c.s);
   res.flops = 4.0 * c.d * c.h_q * pairs;
-  const double pes_used = static_cast<double>(c.h_kv) * g * c.pes;
+  const double pes_used = static_cast<double>(res.devices.size()) * topo.pes_per_sip();
   res.roofline_cycles = res.flops / (pes_used * 2.0 * topo.pe.gemm.rows * topo.pe.gemm.cols);
   const OpLog& log = rt.op_log();
   for (std::size_t i = first; i < log.size(); ++i) {
@@ -133,8 +160,8 @@ PrefillResult run_prefill(RuntimeContext& rt, const PrefillConfig& c, const Atte
       res.ring_bytes += r.bytes;
     }
   }
-  // GEMM busy per PE of the groups, from the engines (the work each did in this run).
-  // Sums of whole cycles are exact in any order, so a partitioned run merges to the same means.
+  // GEMM busy per PE, from the engines (the work each did in this run). Sums of whole
+  // cycles are exact in any order, so a partitioned run merges to the same means.
   for (const auto& [pe, before] : busy_before) {
     const double busy = std::round((rt.system().pe(pe).gemm.busy() - before) / cycle_time(topo));
     res.busy_max = std::max(res.busy_max, busy);
@@ -142,9 +169,17 @@ PrefillResult run_prefill(RuntimeContext& rt, const PrefillConfig& c, const Atte
   }
   res.pes_measured = busy_before.size();
   if (rt.data_mode()) {
-    std::vector<DeviceTensor> all;
-    for (const auto& heads : outputs) all.insert(all.end(), heads.begin(), heads.end());
-    res.o = gather(rt, all, {c.h_q, t_q, c.d});
+    HostTensor o;
+    o.shape = {c.h_q, t_q, c.d};
+    o.data.assign(static_cast<std::size_t>(c.h_q) * t_q * c.d, 0.0f);
+    for (const Placed& p : placed) {
+      const HostTensor part = rt.read(p.o);
+      for_each_row(*plan, p.replica, [&](std::uint64_t row, std::uint32_t head, std::uint64_t pos) {
+        const std::uint64_t to = ((static_cast<std::uint64_t>(p.head) * g + head) * t_q + pos) * c.d;
+        std::copy_n(part.data.begin() + static_cast<long>(row * c.d), c.d, o.data.begin() + static_cast<long>(to));
+      });
+    }
+    res.o = std::move(o);
   }
   return res;
 }

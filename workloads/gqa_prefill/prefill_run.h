@@ -1,12 +1,15 @@
 #pragma once
-// The host side of GQA prefill: validation, placement of every KV head on its group of
-// C = G cubes, launch, and what the op log says (FLOPs, GEMM roofline, PE balance).
+// The host side of GQA prefill: validation (shape, placement, TCM) before any simulation,
+// placement of every KV head (and its replicas) on its group, Q laid out and O read back
+// in the plan's tile order, launch, and what the op log says (FLOPs, GEMM roofline, PE
+// balance).
 #include <optional>
 #include <vector>
 
+#include "kernels/gqa/gqa_prefill.h"
 #include "platform/runtime_context.h"
 #include "workloads/attention/attention.h"
-#include "kernels/gqa/gqa_prefill.h"
+#include "workloads/attention/placement.h"
 
 namespace kb::gqa {
 
@@ -17,32 +20,43 @@ struct PrefillConfig : AttentionShape {
     s = 16384;
     t_q = 0;
   }
-  std::uint32_t pes = 8;
-  RowLayout layout = RowLayout::Zigzag;
-  std::uint32_t chunk_rows = 256, q_tile = 64;
-  std::vector<SipId> devices;  // empty: all
+  std::uint32_t cubes = 0, pes = 0;  // C, P; 0: the default placement's
+  RowLayout layout = RowLayout::Striped;
+  std::uint32_t chunk_rows = 0;  // 0: the largest of 256, 128, ... 16 whose buffers fit TCM
+  std::uint32_t q_tile = 64;
+  std::vector<SipId> devices;   // empty: all
   std::vector<SipId> simulate;  // the devices this process simulates (run --jobs); empty: all
   std::uint32_t q_len() const { return t_q ? t_q : static_cast<std::uint32_t>(s); }
   // The problem with T_q resolved (shapes of the inputs and the reference).
   AttentionShape shape() const;
 };
 
+// Everything decided before the run: where the heads go and how the work is cut.
+struct PrefillSetup {
+  HeadPlacement placement;
+  PrefillShape plan_shape;
+};
+
+// Throws workloads::ConfigError naming the fields (shape, placement, TCM), before any simulation.
+PrefillSetup validate(const PrefillConfig& c, const Topology& topo);
+
 struct PrefillResult {
   std::uint64_t cycles = 0;
-  std::uint32_t groups_per_sip = 0;
-  std::vector<SipId> devices;
+  HeadPlacement placement;
+  bool placement_given = false;  // C and P both given
+  std::uint32_t chunk_rows = 0, tile_heads = 0, tile_positions = 0;
+  std::vector<SipId> devices;  // the SIPs that hold a group
   double flops = 0;            // causal-aware attention FLOPs (the work that must be done)
   double gemm_flops = 0;       // FLOPs the GEMM engines actually did
-  double roofline_cycles = 0;  // flops over the GEMM peak of the PEs used
+  double roofline_cycles = 0;  // flops over the GEMM peak of every PE of the SIPs used
   std::uint64_t ring_transfers = 0, ring_bytes = 0;
-  // Per PE of the groups: GEMM busy cycles (max and sum), over `pes_measured` PEs.
+  // Per PE of the SIPs used: GEMM busy cycles (max and sum), over `pes_measured` PEs.
   double busy_max = 0, busy_total = 0;
   std::uint64_t pes_measured = 0;
   double busy_mean() const { return pes_measured ? busy_total / static_cast<double>(pes_measured) : 0; }
   std::optional<HostTensor> o;
 };
 
-void validate(const PrefillConfig& c, const Topology& topo);
 PrefillResult run_prefill(RuntimeContext& rt, const PrefillConfig& c, const AttentionInputs* inputs);
 
 }  // namespace kb::gqa

@@ -12,8 +12,8 @@ using gqa::PrefillConfig;
 
 const KnobSet& prefill_knobs() {
   static const KnobSet set{"prefill",
-                           {{"layout", "zigzag", "query rows of a PE: contiguous or zigzag"},
-                            {"chunk", "256", "KV rows per ring chunk"},
+                           {{"layout", "striped", "query positions of a rank: contiguous, zigzag or striped"},
+                            {"chunk", "auto", "KV rows per ring chunk; auto: the largest of 256, 128, ... 16 that fits TCM"},
                             {"q_tile", "64", "query rows per tile"}}};
   return set;
 }
@@ -26,11 +26,15 @@ class PrefillJob : public Job {
   Result run(RuntimeContext& rt) override {
     const gqa::PrefillResult p = gqa::run_prefill(rt, c_, data_.inputs());
     Result r = gqa::attention_result("gqa_prefill", c_.shape(), data_.data(), p.devices, p.cycles, topo_);
-    r.knobs["pes"] = c_.pes;
+    r.knobs["cubes_per_group"] = p.placement.cubes;
+    r.knobs["pes"] = p.placement.pes;
+    r.knobs["replicas"] = p.placement.replicas;
+    r.knobs["placement"] = p.placement_given ? "given" : "default rule";
     r.knobs["layout"] = gqa::layout_name(c_.layout);
-    r.knobs["chunk_rows"] = c_.chunk_rows;
+    r.knobs["chunk_rows"] = p.chunk_rows;
     r.knobs["q_tile"] = c_.q_tile;
-    r.add("groups_per_sip", p.groups_per_sip, Merge::Same);
+    r.knobs["tile"] = {{"heads", p.tile_heads}, {"positions", p.tile_positions}};
+    r.add("groups_per_sip", p.placement.groups_per_sip, Merge::Same);
     r.add("flops", p.flops, Merge::Same);
     r.add("gemm_flops", p.gemm_flops, Merge::Sum);
     r.add("roofline_cycles", p.roofline_cycles, Merge::Same);
@@ -53,7 +57,7 @@ class GqaPrefill : public Workload {
  public:
   std::string name() const override { return "gqa_prefill"; }
   std::string summary() const override {
-    return "GQA prefill: one query head per cube, KV chunks on a ring of the group, flash tiles";
+    return "GQA prefill: KV chunks on a ring of each KV head's group, query positions over its PEs, G heads per tile";
   }
   std::vector<const KnobSet*> knobs() const override {
     return {&gqa::shape_knobs(), &gqa::placement_knobs(), &prefill_knobs(), &gqa::data_knobs(), &storage_knobs()};
@@ -63,11 +67,12 @@ class GqaPrefill : public Workload {
   std::unique_ptr<Job> configure(const Values& v, const Setup& setup) const override {
     PrefillConfig c;
     static_cast<gqa::AttentionShape&>(c) = gqa::shape_of(v, 0);
-    c.pes = v.count32("pes", 1, 4096);
-    c.chunk_rows = v.count32("chunk", 1, 1u << 16);
+    c.cubes = gqa::placement_count(v, "cubes_per_group").value_or(0);
+    c.pes = gqa::placement_count(v, "pes").value_or(0);
+    c.chunk_rows = v.text("chunk") == "auto" ? 0 : v.count32("chunk", 1, 1u << 16);
     c.q_tile = v.count32("q_tile", 1, 1u << 16);
     const auto layout = gqa::parse_layout(v.text("layout"));
-    if (!layout) throw ConfigError("{layout} '" + ConfigError::literal(v.text("layout")) + "': allowed values: contiguous, zigzag", true);
+    if (!layout) throw ConfigError("{layout} '" + ConfigError::literal(v.text("layout")) + "': allowed values: contiguous, zigzag, striped", true);
     c.layout = *layout;
     gqa::AttentionData data(v, setup.data);
     c.devices = setup.devices;
@@ -89,20 +94,21 @@ class GqaPrefill : public Workload {
   std::string report(const Result& r, const Topology& topo) const override {
     (void)topo;
     const nlohmann::json& k = r.knobs;
-    const std::uint32_t h_q = k.at("heads_q"), h_kv = k.at("heads_kv"), pes = k.at("pes");
-    const std::uint32_t g = h_q / h_kv;
+    const std::uint32_t cubes = k.at("cubes_per_group"), pes = k.at("pes"), replicas = k.at("replicas");
     report::Lines add;
     add("kernbench: gqa_prefill (%s) on %s (%s), %s mode\n", k.at("layout").get<std::string>().c_str(),
         r.topology_name.c_str(), r.topology_file.c_str(), r.mode.c_str());
     report::shape_line(add, k);
-    add("  placement       C = G = %u cubes x P %u PEs per KV head (ring), %u group(s) per SIP, devices %s; chunks of "
-        "%u KV rows, query tiles of %u rows\n",
-        g, pes, r.figure("groups_per_sip").get<std::uint32_t>(), devices_text(r.devices).c_str(),
-        k.at("chunk_rows").get<std::uint32_t>(), k.at("q_tile").get<std::uint32_t>());
+    add("  placement       C %u cubes x P %u PEs per KV head (ring; %s), %u replica(s) per head, %u group(s) per SIP, "
+        "devices %s; chunks of %u KV rows, tiles of %u head(s) x %u position(s)\n",
+        cubes, pes, k.at("placement").get<std::string>().c_str(), replicas, r.figure("groups_per_sip").get<std::uint32_t>(), devices_text(r.devices).c_str(),
+        k.at("chunk_rows").get<std::uint32_t>(), k.at("tile").at("heads").get<std::uint32_t>(),
+        k.at("tile").at("positions").get<std::uint32_t>());
     report::simulated_line(add, r);
     add("  flops           %.4g (causal-aware attention); GEMMs did %.4g\n", r.number("flops"), r.number("gemm_flops"));
-    add("  roofline        %.0f cycles (FLOPs over the GEMM peak of the %u PEs used): efficiency %.1f%%\n",
-        r.number("roofline_cycles"), h_kv * g * pes, 100.0 * r.number("roofline_efficiency"));
+    add("  roofline        %.0f cycles (FLOPs over the GEMM peak of every PE of the %zu SIP(s) used): efficiency "
+        "%.1f%%\n",
+        r.number("roofline_cycles"), r.devices.size(), 100.0 * r.number("roofline_efficiency"));
     add("  balance         max / mean PE GEMM busy = %.3f (where the time goes: the critical path below)\n",
         r.number("imbalance"));
     add("  ring            %llu KV chunk transfers, %s\n", static_cast<unsigned long long>(r.count("ring.transfers")),
