@@ -66,7 +66,7 @@ struct Point {
 };
 
 // The Llama-3-70B panels on all 4 SIPs: decode over C x P in {1, 2, 4, 8}^2 and S from
-// 1K to 128K; prefill (C = G = 8, P = 8) in both layouts from 1K to 32K. --quick keeps
+// 1K to 128K; prefill (the default placement, C 8 x P 8) zigzag and contiguous from 1K to 32K. --quick keeps
 // the shape of the sweep at small S (prefill on one SIP) so it runs in CI.
 std::vector<Point> points(bool quick) {
   const std::vector<std::uint64_t> decode_s =

@@ -109,7 +109,12 @@ INSTANTIATE_TEST_SUITE_P(
                       Odd{4, 4, 96, DType::fp32, 1},     // G = 1 (MHA), d 96
                       Odd{20, 1, 111, DType::bf16, 1},   // G = 20: more heads than the SIP has cubes, d 111
                       Odd{71, 1, 64, DType::bf16, 2},    // MQA over two SIPs: a replica per SIP
-                      Odd{4, 2, 256, DType::bf16, 1}));  // d 256
+                      Odd{4, 2, 256, DType::bf16, 1}),  // d 256
+    [](const auto& info) {
+      const Odd& o = info.param;
+      return "Hq" + std::to_string(o.h_q) + "_Hkv" + std::to_string(o.h_kv) + "_d" + std::to_string(o.d) + "_" +
+             dtype_name(o.dtype) + "_" + std::to_string(o.sips) + "sip";
+    });
 
 // ---- decode of many query rows: blocks of rows ------------------------------------------
 

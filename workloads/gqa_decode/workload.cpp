@@ -5,7 +5,6 @@
 
 #include "base/units.h"
 #include "workloads/gqa_decode/decode_run.h"
-#include "workloads/gqa_decode/sp_table.h"
 #include "workloads/report.h"
 
 namespace kb::workloads {

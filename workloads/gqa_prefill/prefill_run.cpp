@@ -60,8 +60,8 @@ PrefillSetup validate(const PrefillConfig& c, const Topology& topo) {
   ps.q_tile = c.q_tile;
   // The chunk: as asked, or the largest of 256, 128, ... 16 rows whose buffers fit.
   const std::uint64_t tcm = topo.pe.tcm_bytes;
-  for (ps.chunk_rows = c.chunk_rows ? c.chunk_rows : 256; !c.chunk_rows && ps.chunk_rows > 16; ps.chunk_rows /= 2)
-    if (PrefillPlan::geometry(ps).tcm_bytes() <= tcm) break;
+  ps.chunk_rows = c.chunk_rows ? c.chunk_rows : 256;
+  while (!c.chunk_rows && ps.chunk_rows > 16 && PrefillPlan::geometry(ps).tcm_bytes() > tcm) ps.chunk_rows /= 2;
   const PrefillPlan plan = PrefillPlan::geometry(ps);
   if (plan.tcm_bytes() > tcm)
     throw ConfigError("the prefill buffers (chunks of " + std::to_string(ps.chunk_rows) + " KV rows, tiles of " +
@@ -94,7 +94,6 @@ PrefillResult run_prefill(RuntimeContext& rt, const PrefillConfig& c, const Atte
   for (std::size_t i = 0; i < res.devices.size(); ++i) params.push_back(std::make_shared<PrefillParams>(proto));
   struct Placed {
     std::uint32_t head, replica;
-    SipId sip;
     DeviceTensor o;
   };
   std::vector<Placed> placed;
@@ -128,7 +127,7 @@ PrefillResult run_prefill(RuntimeContext& rt, const PrefillConfig& c, const Atte
       }
       grp.o = rt.empty(name("o"), {rows, c.d}, c.dtype, kv, sip);
       grp.state = rt.empty(name("state"), {rows, c.d + 2}, DType::fp32, kv, sip);
-      placed.push_back({h, r, sip, grp.o});
+      placed.push_back({h, r, grp.o});
       params[dev]->groups.push_back(grp);
     }
   for (std::size_t dev = 0; dev < res.devices.size(); ++dev)
