@@ -73,6 +73,7 @@ tl::Tensor fit(tl::Ctx& tl, const tl::Tensor& t, std::uint32_t rows) {
 }
 
 void sweep_naive(tl::Ctx& tl, const Rank& r, SoftmaxState& st, const tl::Tensor& alpha_buffer) {
+  st.reset(tl);
   const tl::Tensor alpha = fit(tl, alpha_buffer, r.m_rows);
   for (const RowRange& tile : r.tiles) {
     const auto scope = tl.scratch_scope();
@@ -101,6 +102,7 @@ constexpr std::uint32_t kStageBuffers = 4;
 // never waits for tile j's scope to end.
 struct PingPong {
   std::array<tl::Tensor, 2> s, p, pv, alpha, stage_k, stage_v;
+  std::array<tl::Tensor, 3> v;  // prefetched V tiles: tile j+1's loads while tile j-1's P.V reads
 };
 
 PingPong pipeline_buffers(tl::Ctx& tl, const DecodeParams& p) {
@@ -112,8 +114,10 @@ PingPong pipeline_buffers(tl::Ctx& tl, const DecodeParams& p) {
     b.pv[i] = tl.persistent({m, d}, DType::fp32, "PV");
     b.alpha[i] = tl.persistent({m, 1}, DType::fp32, "alpha");
     b.stage_k[i] = tl.persistent({kStageBuffers * p.stream_rows, d}, p.dtype, "stage_k");
-    b.stage_v[i] = tl.persistent({kStageBuffers * p.stream_rows, d}, p.dtype, "stage_v");
+    if (!p.prefetch_v) b.stage_v[i] = tl.persistent({kStageBuffers * p.stream_rows, d}, p.dtype, "stage_v");
   }
+  if (p.prefetch_v)
+    for (tl::Tensor& v : b.v) v = tl.persistent({t, d}, p.dtype, "V");
   return b;
 }
 
@@ -135,13 +139,28 @@ void sweep_pipelined(tl::Ctx& tl, const Rank& r, SoftmaxState& st, const PingPon
     const tl::Tensor k = tl.ref(r.group.k, r.tiles[j]);
     tl.composite(r.q, k, qk);
   };
+  // GEMM-bound shapes load each V tile into TCM as its Q.K^T is issued, so its P.V need
+  // not wait for the HBM once P is ready; HBM-bound ones stream V (the DMA is busy anyway
+  // and the last tile's P.V then waits only for its last streamed rows).
+  auto load_v = [&](std::size_t j) {
+    if (!r.p.prefetch_v) return;
+    const tl::Tensor into = tl.rows(b.v[j % 3], 0, cols(j));
+    tl.load(r.group.v, r.tiles[j], &into);
+  };
   auto update_o = [&](std::size_t j) {
     const tl::Tensor o_scaled = tl.mul(st.o, b.alpha[j % 2]);
     tl.add(o_scaled, b.pv[j % 2], &st.o);
   };
-  if (n_tiles > 0) issue_qk(0);
+  if (n_tiles > 0) {
+    issue_qk(0);
+    load_v(0);
+  }
+  st.reset(tl);
   for (std::size_t j = 0; j < n_tiles; ++j) {
-    if (j + 1 < n_tiles) issue_qk(j + 1);  // streams while this tile's softmax runs
+    if (j + 1 < n_tiles) {  // streams while this tile's softmax runs
+      issue_qk(j + 1);
+      load_v(j + 1);
+    }
     const auto scope = tl.scratch_scope();
     const tl::Tensor raw = block(tl, b.s[j % 2], r.m_rows, cols(j));
     const tl::Tensor s = scaled_scores(tl, r, raw, r.tiles[j]);
@@ -152,7 +171,7 @@ void sweep_pipelined(tl::Ctx& tl, const Rank& r, SoftmaxState& st, const PingPon
     pv.tile_rows = r.p.stream_rows;
     pv.out = &b.pv[j % 2];
     pv.stage = &b.stage_v[j % 2];
-    const tl::Tensor v = tl.ref(r.group.v, r.tiles[j]);
+    const tl::Tensor v = r.p.prefetch_v ? tl.rows(b.v[j % 3], 0, cols(j)) : tl.ref(r.group.v, r.tiles[j]);
     tl.composite(p_out, v, pv);
     if (j > 0) update_o(j - 1);  // the previous tile's P.V is done by now
   }
@@ -180,6 +199,7 @@ FusedSets fused_sets(tl::Ctx& tl, const DecodeParams& p) {
 }
 
 void sweep_fused(tl::Ctx& tl, const Rank& r, SoftmaxState& st, const FusedSets& sets) {
+  st.reset(tl);
   for (std::size_t j = 0; j < r.tiles.size(); ++j) {
     const RowRange& tile = r.tiles[j];
     const FusedSet& b = sets[j % sets.size()];
@@ -242,8 +262,7 @@ void gqa_decode(tl::Ctx& tl, std::shared_ptr<const DecodeParams> params) {
   for (std::uint64_t row = mine.begin; row < mine.end(); row += p.tile_rows)
     r.tiles.push_back({row, std::min<std::uint64_t>(p.tile_rows, mine.end() - row)});
   const std::vector<RowBlock> blocks = row_blocks(p.g, p.t_q, p.row_block);
-  const RowRange q_rows = tl.shard_rows(group->q), o_rows = tl.shard_rows(group->o);
-  const TreeNode pe_node = binomial_node(tl.pe().value, p.pes);
+  const RowRange q_rows = tl.shard_rows(group->q);
   const TreeNode cube_node = center_node(cube_index, geo.w, geo.h);
   SoftmaxState whole;  // the state buffer, sized for the largest block
   tl::Tensor naive_alpha;
@@ -256,19 +275,20 @@ void gqa_decode(tl::Ctx& tl, std::shared_ptr<const DecodeParams> params) {
     r.q_pos0 = static_cast<std::int64_t>(p.s - p.t_q + blk.pos0);
     r.q_period = static_cast<std::uint32_t>(blk.positions);
     tl.phase(blocks.size() > 1 ? "sweep, query rows " + std::to_string(blk.rows.begin) : std::string("sweep"));
-    if (!r.tiles.empty()) r.q = tl.load(group->q, {q_rows.begin + blk.rows.begin, blk.rows.count});  // gates the sweep
+    // Q's load gates only the first GEMM: the first K tile streams meanwhile.
+    if (!r.tiles.empty()) r.q = tl.load(group->q, {q_rows.begin + blk.rows.begin, blk.rows.count});
     if (i == 0) {
-      whole = SoftmaxState::empty(tl, p.row_block, p.d);
+      whole = SoftmaxState::of(tl, tl.persistent({p.row_block, p.d + 2}, DType::fp32, "state"));
       if (!r.tiles.empty()) {
         if (p.variant == Variant::Naive) naive_alpha = tl.persistent({p.row_block, 1}, DType::fp32, "alpha");
         if (p.variant == Variant::Pipelined) pipeline = pipeline_buffers(tl, p);
         if (p.variant == Variant::Fused) fused = fused_sets(tl, p);
       }
-    } else {
-      whole.reset(tl);
     }
     SoftmaxState st = r.m_rows == p.row_block ? whole : SoftmaxState::of(tl, tl.rows(whole.packed, 0, r.m_rows));
-    if (!r.tiles.empty()) {
+    if (r.tiles.empty()) {
+      st.reset(tl);  // an empty state: m = -inf contributes nothing to the reduce
+    } else {  // each sweep resets the state once its first GEMM is on its way
       switch (p.variant) {
         case Variant::Naive: sweep_naive(tl, r, st, naive_alpha); break;
         case Variant::Pipelined: sweep_pipelined(tl, r, st, pipeline); break;
@@ -276,27 +296,60 @@ void gqa_decode(tl::Ctx& tl, std::shared_ptr<const DecodeParams> params) {
       }
     }
 
-    // Level 2: binomial tree over the cube's PEs (IPCQ), root PE 0.
+    // The reduce, scattered by rows (docs/gqa_decode.md, Reduce to root): the block's state
+    // rows are split into P segments, segment j owned by PE j (none when a block has
+    // fewer rows than P). Level 2 (IPCQ) leaves owner j holding segment j merged over
+    // the cube; Level 1 (NOC) reduces it over the group's cubes on the center-root tree,
+    // every send one mesh hop; at the root cube each owner divides by l and stores its
+    // rows of O.
+    const std::uint32_t me = tl.pe().value;
+    auto span = [&](std::uint32_t lo, std::uint32_t hi) {  // the rows of segments [lo, hi)
+      const std::uint64_t begin = shard_rows(r.m_rows, p.pes, lo).begin;
+      return RowRange{begin, shard_rows(r.m_rows, p.pes, hi - 1).end() - begin};
+    };
+    auto state_rows = [&](RowRange rows) {
+      return tl.rows(st.packed, static_cast<std::uint32_t>(rows.begin), static_cast<std::uint32_t>(rows.count));
+    };
+    auto on_pe = [&](std::uint32_t pe) { return PeCoord{tl.sip(), tl.cube(), PeId(pe)}; };
     tl.phase("reduce level 2");
-    for (const std::uint32_t child : pe_node.children)
-      recv_merge(tl, st, PeCoord{tl.sip(), tl.cube(), PeId(child)}, kTagLevel2);
-    if (pe_node.parent) {
-      send_state(tl, PeCoord{tl.sip(), tl.cube(), PeId(*pe_node.parent)}, st, kTagLevel2);
-      continue;
+    const auto reduce_scope = tl.scratch_scope();  // the received segments
+    if ((p.pes & (p.pes - 1)) == 0) {
+      // Recursive halving: in round `half` = P/2, ..., 1, PE p keeps the half of its
+      // segments on its side of bit `half`, sends the other half to p ^ half and merges
+      // that PE's copy of its own: log2 P messages of 1/2, 1/4, ... of the state.
+      std::uint32_t lo = 0, hi = p.pes;
+      for (std::uint32_t half = p.pes / 2; half >= 1; half /= 2) {
+        const bool upper = (me & half) != 0;
+        const std::uint32_t mid = lo + half;
+        const RowRange give = upper ? span(lo, mid) : span(mid, hi), keep = upper ? span(mid, hi) : span(lo, mid);
+        if (give.count > 0) tl.send(on_pe(me ^ half), state_rows(give), kTagLevel2);
+        if (keep.count > 0) recv_merge(tl, state_rows(keep), on_pe(me ^ half), kTagLevel2);
+        (upper ? lo : hi) = mid;
+      }
+    } else {
+      // Every PE sends each owner its segment, rotated so no owner is everyone's first.
+      for (std::uint32_t k = 1; k < p.pes; ++k)
+        if (const RowRange seg = span((me + k) % p.pes, (me + k) % p.pes + 1); seg.count > 0)
+          tl.send(on_pe((me + k) % p.pes), state_rows(seg), kTagLevel2);
+      if (span(me, me + 1).count > 0)
+        for (std::uint32_t k = 1; k < p.pes; ++k)
+          recv_merge(tl, state_rows(span(me, me + 1)), on_pe((me + p.pes - k) % p.pes), kTagLevel2);
     }
-    // Level 1: center-root reduce over the group's cubes (NOC), PE 0 of each cube.
+    const RowRange own = span(me, me + 1);
+    if (own.count == 0) continue;
+    const tl::Tensor mine = state_rows(own);
     tl.phase("reduce level 1");
     for (const std::uint32_t child : cube_node.children)
-      recv_merge(tl, st, PeCoord{tl.sip(), geo.cube_at(child), PeId(0)}, kTagLevel1);
+      recv_merge(tl, mine, PeCoord{tl.sip(), geo.cube_at(child), PeId(me)}, kTagLevel1);
     if (cube_node.parent) {
-      send_state(tl, PeCoord{tl.sip(), geo.cube_at(*cube_node.parent), PeId(0)}, st, kTagLevel1);
+      tl.send(PeCoord{tl.sip(), geo.cube_at(*cube_node.parent), PeId(me)}, mine, kTagLevel1);
       continue;
     }
-    // The group root: O = O~ / l for the block's rows, in the storage dtype.
     tl.phase("store O");
-    const tl::Tensor out = tl.div(st.o, st.l);
+    const SoftmaxState part = SoftmaxState::of(tl, mine);
+    const tl::Tensor out = tl.div(part.o, part.l);
     const tl::Tensor o = p.dtype == DType::fp32 ? out : tl.cast(out, p.dtype);
-    tl.store(group->o, {o_rows.begin + blk.rows.begin, blk.rows.count}, o);
+    store_rows(tl, group->o, {blk.rows.begin + own.begin, own.count}, o);
   }
 }
 

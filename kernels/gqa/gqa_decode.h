@@ -3,9 +3,11 @@
 // contiguously over a CUBE Group of C cubes x P PEs (rank = cube_in_group * P + pe); the
 // G query heads of the group are M-folded into one [G*T_q, d] operand, so one Q.K^T
 // serves all of them. Each rank sweeps its KV in tiles with online softmax, then a
-// 2-level reduce-to-root merges the (m, l, O) states: a binomial tree over the P PEs of
-// each cube on IPCQ, then a center-root reduce over the group's cubes on the NOC with
-// every send one mesh hop. Only the group root normalises and stores O.
+// 2-level reduce scattered by rows merges the (m, l, O) states: PE j of every cube owns
+// segment j of the state rows; Level 2 (IPCQ, recursive halving) merges each segment
+// over the cube at its owner, Level 1 (NOC) over the group's cubes on a center-root tree
+// with every send one mesh hop, and each owner of the root cube normalises and stores
+// its rows of O.
 #include <memory>
 #include <optional>
 #include <string>
@@ -25,7 +27,7 @@ std::optional<Variant> parse_variant(const std::string& name);
 const char* variant_name(Variant v);
 
 // The tensors of one group (one KV head): q [G*T_q, d] replicated over the group,
-// k and v [S, d] sharded 2-D over it, o [G*T_q, d] on the group root's PE 0.
+// k and v [S, d] sharded 2-D over it, o [G*T_q, d] row-wise over the root cube's PEs.
 struct DecodeGroup {
   DeviceTensor q, k, v, o;
   std::uint32_t cube_start = 0;
@@ -37,6 +39,7 @@ struct DecodeParams : AttentionParams {
   Variant variant = Variant::Pipelined;
   std::uint32_t tile_rows = 512;    // KV rows per sweep tile
   std::uint32_t stream_rows = 128;  // rows per composite streaming tile
+  bool prefetch_v = false;          // pipelined: V tiles loaded into TCM ahead (GEMM-bound shapes)
   // Query rows swept at a time: G * T_q when they fit TCM beside the pipeline, else
   // blocks of whole heads or of one head's positions, each swept, reduced and stored.
   std::uint32_t row_block = 8;
@@ -52,7 +55,7 @@ struct RowBlock {
 };
 std::vector<RowBlock> row_blocks(std::uint32_t g, std::uint32_t t_q, std::uint32_t row_block);
 
-// Message tags of the reduce (a state is one message).
+// Message tags of the reduce, one per level.
 inline constexpr std::uint32_t kTagLevel2 = 0x100, kTagLevel1 = 0x200;
 
 void gqa_decode(tl::Ctx& tl, std::shared_ptr<const DecodeParams> params);

@@ -258,10 +258,12 @@ void gqa_prefill(tl::Ctx& tl, std::shared_ptr<const PrefillParams> params) {
     SoftmaxState st = SoftmaxState::of(tl, sv);
     if (plan.kv_split) {
       const TreeNode node = binomial_node(x.pe, p.pes);
-      for (const std::uint32_t child : node.children)
-        recv_merge(tl, st, PeCoord{tl.sip(), tl.cube(), PeId(child)}, kTagPrefillMerge);
+      for (const std::uint32_t child : node.children) {
+        const auto merge_scope = tl.scratch_scope();
+        recv_merge(tl, st.packed, PeCoord{tl.sip(), tl.cube(), PeId(child)}, kTagPrefillMerge);
+      }
       if (node.parent) {
-        send_state(tl, PeCoord{tl.sip(), tl.cube(), PeId(*node.parent)}, st, kTagPrefillMerge);
+        tl.send(PeCoord{tl.sip(), tl.cube(), PeId(*node.parent)}, st.packed, kTagPrefillMerge);
         continue;
       }
     }

@@ -127,13 +127,6 @@ std::vector<std::uint32_t> ring_order(std::uint32_t w, std::uint32_t h) {
   return order;
 }
 
-SoftmaxState SoftmaxState::empty(tl::Ctx& tl, std::uint32_t rows, std::uint32_t d) {
-  const tl::Tensor packed = tl.persistent({rows, d + 2}, DType::fp32, "state");
-  const SoftmaxState s = views(tl, packed);
-  s.reset(tl);
-  return s;
-}
-
 SoftmaxState SoftmaxState::of(tl::Ctx& tl, const tl::Tensor& packed) { return views(tl, packed); }
 
 void SoftmaxState::reset(tl::Ctx& tl) const {
@@ -141,25 +134,9 @@ void SoftmaxState::reset(tl::Ctx& tl) const {
   tl.fill(m, -std::numeric_limits<float>::infinity());
 }
 
-void merge(tl::Ctx& tl, SoftmaxState& s, const SoftmaxState& other) {
-  const auto scope = tl.scratch_scope();
-  const tl::Tensor m_new = tl.maximum(s.m, other.m);
-  const tl::Tensor ea = tl.exp_diff(s.m, m_new);
-  const tl::Tensor eb = tl.exp_diff(other.m, m_new);
-  const tl::Tensor own = tl.mul(s.ol, ea);  // O and l in one pass each
-  const tl::Tensor theirs = tl.mul(other.ol, eb);
-  tl.add(own, theirs, &s.ol);
-  tl.copy(m_new, s.m);
-}
-
-void send_state(tl::Ctx& tl, const PeCoord& to, const SoftmaxState& s, std::uint32_t tag) {
-  tl.send(to, s.packed, tag);
-}
-
-void recv_merge(tl::Ctx& tl, SoftmaxState& s, const PeCoord& from, std::uint32_t tag) {
-  const auto scope = tl.scratch_scope();
-  const tl::Tensor got = tl.recv(from, s.packed.shape(), DType::fp32, tag);
-  merge(tl, s, views(tl, got));
+void recv_merge(tl::Ctx& tl, const tl::Tensor& state, const PeCoord& from, std::uint32_t tag) {
+  const tl::Tensor got = tl.recv(from, state.shape(), DType::fp32, tag);
+  tl.merge_state(state, got);
 }
 
 }  // namespace kb::gqa

@@ -73,15 +73,12 @@ std::vector<std::uint32_t> ring_order(std::uint32_t w, std::uint32_t h);
 // [O | l | m]: a whole state travels as one message, and O and l rescale together.
 struct SoftmaxState {
   tl::Tensor packed, m, l, o, ol;  // column views of packed; ol = [O | l]
-  static SoftmaxState empty(tl::Ctx& tl, std::uint32_t rows, std::uint32_t d);  // m=-inf, l=0, O=0
   static SoftmaxState of(tl::Ctx& tl, const tl::Tensor& packed);  // views of a [rows, d+2] matrix
   void reset(tl::Ctx& tl) const;                                   // m=-inf, l=0, O=0
 };
-// state = merge(state, (m, l, o)): associative and commutative; a side with m = -inf
-// contributes nothing.
-void merge(tl::Ctx& tl, SoftmaxState& state, const SoftmaxState& other);
-// Sends a whole state as one message; receives one and merges it in.
-void send_state(tl::Ctx& tl, const PeCoord& to, const SoftmaxState& s, std::uint32_t tag);
-void recv_merge(tl::Ctx& tl, SoftmaxState& s, const PeCoord& from, std::uint32_t tag);
+// Receives a packed state (rows of one) and merges it into `state` (tl.merge_state:
+// associative and commutative; a side with m = -inf contributes nothing). The received
+// buffer lives in the caller's scratch scope.
+void recv_merge(tl::Ctx& tl, const tl::Tensor& state, const PeCoord& from, std::uint32_t tag);
 
 }  // namespace kb::gqa

@@ -99,9 +99,8 @@ std::uint64_t PrefillPlan::tcm_bytes() const {
   std::uint64_t b = 4 * (tcm_bytes({ch, d}, dt) * 2) + 4 * (tcm_bytes({m, d}, dt) + tcm_bytes({m, d + 2}, DType::fp32));
   b += 2 * (tcm_bytes({m * ch, 1}, DType::fp32) + tcm_bytes({m * ch, 1}, dt) + tcm_bytes({m, d}, DType::fp32) +
             3 * tcm_bytes({m, 1}, DType::fp32));
-  // A merge of the KV split: the received state and its temporaries.
-  if (kv_split)
-    b += tcm_bytes({m, d + 2}, DType::fp32) + 3 * tcm_bytes({m, 1}, DType::fp32) + 2 * tcm_bytes({m, d + 1}, DType::fp32);
+  // A merge of the KV split: the received state and the merge's three columns.
+  if (kv_split) b += tcm_bytes({m, d + 2}, DType::fp32) + 3 * tcm_bytes({m, 1}, DType::fp32);
   return b;
 }
 

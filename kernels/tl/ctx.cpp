@@ -23,6 +23,12 @@ std::uint64_t element_count(const Shape& s) {
 
 }  // namespace
 
+std::uint64_t Tensor::span_end() const {
+  if (!buffer_ || elements() == 0) return byte_offset_;
+  const std::uint64_t stride = stride_ ? stride_ : cols();
+  return byte_offset_ + ((rows() - 1) * stride + cols()) * dtype_bytes(dtype_);
+}
+
 std::uint32_t Tensor::cols() const {
   std::uint64_t c = 1;
   for (std::size_t i = 1; i < shape_.size(); ++i) c *= static_cast<std::uint64_t>(shape_[i]);
@@ -110,7 +116,7 @@ void Ctx::end_scope(std::uint64_t mark, std::size_t first) {
     if (!unwinding) {
       if (b.receiving) take_message(b);  // its message must land before the space is reused
       if (b.producer) block_on(*b.producer, "scope end: '" + b.name + "' still being written");
-      for (const Command* r : b.readers) block_on(*r, "scope end: '" + b.name + "' still being read");
+      for (const Reader& r : b.readers) block_on(*r.cmd, "scope end: '" + b.name + "' still being read");
     }
     b.alive = false;
   }
@@ -155,16 +161,29 @@ void Ctx::consume(const Tensor& t, const std::string& op) {
     block_on(*b.producer, "'" + b.name + "' for op '" + op + "'");
     b.producer = nullptr;
   }
-  std::erase_if(b.readers, [](const Command* c) { return c->done; });
+  std::erase_if(b.readers, [](const Reader& r) { return r.cmd->done; });
+}
+
+void Ctx::add_reader(const Tensor& t, const Command& cmd) {
+  t.buffer_->readers.push_back({&cmd, t.span_begin(), t.span_end()});
 }
 
 void Ctx::prepare_write(const Tensor& t) {
   Buffer& b = *t.buffer_;
   if (b.receiving) take_message(b);
   if (b.producer) block_on(*b.producer, "'" + b.name + "' before overwriting it");
-  for (const Command* r : b.readers) block_on(*r, "readers of '" + b.name + "' before overwriting it");
   b.producer = nullptr;
-  b.readers.clear();
+  wait_for_readers(t);
+}
+
+void Ctx::wait_for_readers(const Tensor& t) {
+  // Only readers of the bytes written: rows of a state can be merged while other rows
+  // are still being sent.
+  Buffer& b = *t.buffer_;
+  for (const Reader& r : b.readers)
+    if (r.begin < t.span_end() && t.span_begin() < r.end)
+      block_on(*r.cmd, "readers of '" + b.name + "' before overwriting it");
+  std::erase_if(b.readers, [](const Reader& r) { return r.cmd->done; });
 }
 
 TcmView Ctx::view_of(const Tensor& t) const {
@@ -370,7 +389,7 @@ void Ctx::store(const DeviceTensor& t, RowRange rows, const Tensor& x) {
   r.tensor = t.name();
   r.shape = shape_text(x.shape());
   const Command& cmd = issue(c, std::move(r));
-  x.buffer_->readers.push_back(&cmd);
+  add_reader(x, cmd);
   stores_.push_back({&t.placements(), rows, &cmd});
 }
 
@@ -378,8 +397,15 @@ void Ctx::store(const DeviceTensor& t, RowRange rows, const Tensor& x) {
 
 Tensor Ctx::gemm_into(const Tensor& a, const Tensor& b, const CompositeOpts& opts, bool composite) {
   const std::string op = composite ? "composite" : "dot";
-  consume(a, op);
   if (a.is_ref()) fail(op, "operand a must be in TCM");
+  // A streamed composite whose a is still being loaded starts streaming b at once; its
+  // GEMMs wait for the load in the scheduler (the first K tile streams while Q loads).
+  const Command* a_load = nullptr;
+  if (composite && b.is_ref() && a.buffer_ && !a.buffer_->receiving && a.buffer_->producer &&
+      a.buffer_->producer->kind == Command::Kind::DmaRead && !a.buffer_->producer->done)
+    a_load = a.buffer_->producer;
+  else
+    consume(a, op);
   if (b.is_ref() && !composite) fail(op, "operand b is an HBM ref; only composite streams refs");
   if (!b.is_ref()) consume(b, op);
   check(b, op, "operand b");
@@ -435,6 +461,7 @@ Tensor Ctx::gemm_into(const Tensor& a, const Tensor& b, const CompositeOpts& opt
   r.tensor = b.name();
   if (b.is_ref()) {
     c.kind = Command::Kind::Composite;
+    c.after = a_load;
     c.address = b.ref_->address;
     c.b_row_bytes = b.ref_->tensor.row_bytes();
     c.b.dtype = b.dtype();
@@ -451,10 +478,39 @@ Tensor Ctx::gemm_into(const Tensor& a, const Tensor& b, const CompositeOpts& opt
   }
   const Command& cmd = issue(c, std::move(r));
   out.buffer_->producer = &cmd;
-  a.buffer_->readers.push_back(&cmd);
-  if (b.buffer_) b.buffer_->readers.push_back(&cmd);
+  add_reader(a, cmd);
+  if (b.buffer_) add_reader(b, cmd);
   if (stage.buffer_) stage.buffer_->producer = &cmd;
   return out;
+}
+
+namespace {
+
+// One MATH step of a sequence command.
+Command math_step_command(MathOp op, TcmView in0, TcmView in1, TcmView out, std::uint32_t reduce_width, float scalar,
+                          bool serial) {
+  Command x;
+  x.kind = Command::Kind::Math;
+  x.op = op;
+  x.in0 = in0;
+  x.in1 = in1;
+  x.out = out;
+  x.scalar = scalar;
+  x.elements = std::max(in0.elements(), out.elements());
+  x.reduce_width = reduce_width;
+  x.serial = serial;
+  return x;
+}
+
+}  // namespace
+
+void Ctx::wait_unless_sequenced(const Tensor& t, const std::string& op) {
+  Buffer& b = *t.buffer_;
+  if (b.receiving) take_message(b);
+  if (b.producer && b.producer->kind != Command::Kind::Sequence) {
+    block_on(*b.producer, "'" + b.name + "' for op '" + op + "'");
+    b.producer = nullptr;
+  }
 }
 
 Tensor Ctx::flash_tile(const FlashTile& f) {
@@ -486,14 +542,7 @@ Tensor Ctx::flash_tile(const FlashTile& f) {
   // The work buffers are this tile's own: wait until an earlier tile no longer uses them.
   // The state (m, l, o) is waited for only when something other than a flash tile wrote
   // it (e.g. a load from HBM): the scheduler orders the flash tiles' updates itself.
-  for (const Tensor* st : {f.m, f.l, f.o}) {
-    Buffer& b = *st->buffer_;
-    if (b.receiving) take_message(b);
-    if (b.producer && b.producer->kind != Command::Kind::Sequence) {
-      block_on(*b.producer, "'" + b.name + "' for op '" + op + "'");
-      b.producer = nullptr;
-    }
-  }
+  for (const Tensor* st : {f.m, f.l, f.o}) wait_unless_sequenced(*st, op);
   std::vector<const Tensor*> work = {f.s, f.p, f.pv, f.m_new, f.alpha, f.rowsum};
   if (streamed) work.insert(work.end(), {f.stage_k, f.stage_v});
   for (const Tensor* b : work) prepare_write(*b);
@@ -552,17 +601,7 @@ Tensor Ctx::flash_tile(const FlashTile& f) {
   };
   auto math_step = [&](MathOp mop, TcmView in0, TcmView in1, TcmView out, std::uint32_t reduce_width = 0,
                        float scalar = 0, bool serial = false) {
-    Command x;
-    x.kind = Command::Kind::Math;
-    x.op = mop;
-    x.in0 = in0;
-    x.in1 = in1;
-    x.out = out;
-    x.scalar = scalar;
-    x.elements = std::max(in0.elements(), out.elements());
-    x.reduce_width = reduce_width;
-    x.serial = serial;
-    seq.steps.push_back(x);
+    seq.steps.push_back(math_step_command(mop, in0, in1, out, reduce_width, scalar, serial));
   };
   stream(*f.k, f.stage_k, view_of(*f.q), S, true);
   math_step(MathOp::Scale, S, {}, S, 0, f.scale);
@@ -601,12 +640,66 @@ Tensor Ctx::flash_tile(const FlashTile& f) {
   const Command& cmd = issue(seq, std::move(r));
   for (const Tensor* b : work) b->buffer_->producer = &cmd;
   for (const Tensor* b : {f.m, f.l, f.o}) b->buffer_->producer = &cmd;
-  f.q->buffer_->readers.push_back(&cmd);
+  add_reader(*f.q, cmd);
   if (!streamed) {
-    f.k->buffer_->readers.push_back(&cmd);
-    f.v->buffer_->readers.push_back(&cmd);
+    add_reader(*f.k, cmd);
+    add_reader(*f.v, cmd);
   }
   return *f.o;
+}
+
+Tensor Ctx::merge_state(const Tensor& state, const Tensor& other) {
+  const std::string op = "merge_state";
+  check(state, op, "state");
+  check(other, op, "other");
+  if (state.shape() != other.shape() || state.cols() < 3 || state.dtype() != DType::fp32 ||
+      other.dtype() != DType::fp32 || !state.contiguous() || !other.contiguous())
+    fail(op, "state " + shape_text(state.shape()) + " " + dtype_name(state.dtype()) + " and other " +
+                 shape_text(other.shape()) + " " + dtype_name(other.dtype()) +
+                 ": both must be the same contiguous fp32 [rows, d + 2] (O | l | m)");
+  consume(other, op);  // its message, if it is a receive
+  prepare_write(other);
+  // The state is waited for only when something other than a sequence wrote it: the
+  // scheduler orders sequences that touch it (the first step is serial).
+  wait_unless_sequenced(state, op);
+  wait_for_readers(state);
+  const std::uint32_t rows = state.rows(), d = state.cols() - 2;
+  const Tensor m_new = alloc({rows, 1}, DType::fp32, Arena::Scratch, "m_new");
+  const Tensor alpha = alloc({rows, 1}, DType::fp32, Arena::Scratch, "alpha");
+  const Tensor beta = alloc({rows, 1}, DType::fp32, Arena::Scratch, "beta");
+  auto columns = [&](const Tensor& t, std::uint32_t begin, std::uint32_t count) {
+    TcmView v = view_of(t);
+    v.offset += static_cast<std::uint64_t>(begin) * 4;
+    v.stride = d + 2;
+    v.cols = count;
+    return v;
+  };
+  const TcmView ma = columns(state, d + 1, 1), mb = columns(other, d + 1, 1);
+  const TcmView ola = columns(state, 0, d + 1), olb = columns(other, 0, d + 1);
+  Command seq;
+  seq.kind = Command::Kind::Sequence;
+  auto step = [&](MathOp mop, TcmView in0, TcmView in1, TcmView out, bool serial = false) {
+    seq.steps.push_back(math_step_command(mop, in0, in1, out, 0, 0, serial));
+  };
+  const TcmView mn = view_of(m_new), ea = view_of(alpha), eb = view_of(beta);
+  step(MathOp::Maximum, ma, mb, mn, true);  // first touch of the state: after earlier sequences
+  step(MathOp::ExpDiff, ma, mn, ea);
+  step(MathOp::ExpDiff, mb, mn, eb);
+  step(MathOp::Mul, ola, ea, ola);  // O and l in one pass each
+  step(MathOp::Mul, olb, eb, olb);
+  step(MathOp::Add, ola, olb, ola);
+  step(MathOp::Copy, mn, {}, ma);
+  charge("composite");
+  OpRecord r;
+  r.engine = "math";
+  r.kind = op;
+  r.flops = 3ull * rows * (d + 1) + 4ull * rows;
+  r.tensor = state.name();
+  r.shape = shape_text(state.shape());
+  const Command& cmd = issue(seq, std::move(r));
+  for (const Tensor* t : {&m_new, &alpha, &beta, &other}) t->buffer_->producer = &cmd;
+  state.buffer_->producer = &cmd;
+  return state;
 }
 
 Tensor Ctx::composite(const Tensor& a, const Tensor& b, const CompositeOpts& opts) {
@@ -666,7 +759,7 @@ Tensor Ctx::math(MathOp op, const std::string& kind, const Tensor& a, const Tens
   const Command& issued = issue(cmd, std::move(r));
   o.buffer_->producer = &issued;
   for (const Tensor* t : operands)
-    if (t && t->buffer_ != o.buffer_) t->buffer_->readers.push_back(&issued);
+    if (t && t->buffer_ != o.buffer_) add_reader(*t, issued);
   return o;
 }
 
@@ -746,7 +839,7 @@ Tensor Ctx::reduce(MathOp op, const std::string& kind, const Tensor& x, int axis
   r.tensor = x.name();
   const Command& issued = issue(cmd, std::move(r));
   out.buffer_->producer = &issued;
-  x.buffer_->readers.push_back(&issued);
+  add_reader(x, issued);
   return out;
 }
 
@@ -821,7 +914,7 @@ void Ctx::send(const PeCoord& dst, const Tensor& x, std::uint32_t tag) {
   r.hops = topo_.mesh().hops(cube(), dst.cube);
   r.tensor = x.name();
   r.shape = shape_text(x.shape());
-  x.buffer_->readers.push_back(&issue(c, std::move(r)));
+  add_reader(x, issue(c, std::move(r)));
 }
 
 Tensor Ctx::recv_async(const PeCoord& src, const Shape& shape, DType dtype, std::uint32_t tag,

@@ -124,6 +124,10 @@ class Ctx {
   Tensor dot(const Tensor& a, const Tensor& b, bool trans_b = false);
   // Issues one FlashTile; returns a handle that completes when the tile's work is done.
   Tensor flash_tile(const FlashTile& f);
+  // The online-softmax merge of two states packed as [rows, d + 2] fp32 = [O | l | m]:
+  // m = max(m_s, m_o), [O|l] = [O|l]_s e^(m_s - m) + [O|l]_o e^(m_o - m), into `state`, as
+  // one sequence command on the MATH engine (`other` is overwritten). Returns `state`.
+  Tensor merge_state(const Tensor& state, const Tensor& other);
 
   // Elementwise with row/column broadcast of b; fp32 result (or into `out`).
   Tensor add(const Tensor& a, const Tensor& b, const Tensor* out = nullptr);
@@ -183,7 +187,12 @@ class Ctx {
   void check(const Tensor& t, const std::string& op, const char* role) const;
   void check_contiguous(const Tensor& t, const std::string& op) const;
   void consume(const Tensor& t, const std::string& op);  // auto-wait for its producer
-  void prepare_write(const Tensor& t);                    // wait for readers and writer
+  void prepare_write(const Tensor& t);                    // wait for its writer and readers of its bytes
+  void wait_for_readers(const Tensor& t);                  // of the bytes t spans
+  void add_reader(const Tensor& t, const Command& cmd);
+  // A sequence's running state: waits only when something other than a sequence wrote
+  // it (the scheduler orders the sequences that update it: their first step is serial).
+  void wait_unless_sequenced(const Tensor& t, const std::string& op);
   TcmView view_of(const Tensor& t) const;
   void charge(const char* cpu_op);
   // Rows of a device tensor lying in one shard, as an HBM-resident operand (what ref,

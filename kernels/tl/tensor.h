@@ -14,6 +14,13 @@ namespace kb::tl {
 
 enum class Arena : std::uint8_t { Scratch, Persistent };
 
+// A command reading bytes [begin, end) of a buffer: a write elsewhere in the buffer
+// need not wait for it.
+struct Reader {
+  const Command* cmd;
+  std::uint64_t begin, end;
+};
+
 // A TCM allocation and what is still in flight on it.
 struct Buffer {
   std::string name;
@@ -21,7 +28,7 @@ struct Buffer {
   Arena arena = Arena::Scratch;
   bool alive = true;                      // false once its scratch scope has ended
   const Command* producer = nullptr;      // the command that writes it, until done
-  std::vector<const Command*> readers;    // commands that read it, until done
+  std::vector<Reader> readers;            // commands that read it, until done
   // A posted receive: the message that fills it has not been taken yet.
   bool receiving = false;
   PeCoord recv_from;
@@ -61,6 +68,9 @@ class Tensor {
 
  public:
   bool contiguous() const { return stride_ == 0 || stride_ == cols(); }
+  // The bytes of its buffer the view spans, [first, last + 1).
+  std::uint64_t span_begin() const { return byte_offset_; }
+  std::uint64_t span_end() const;
 };
 
 }  // namespace kb::tl

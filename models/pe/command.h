@@ -59,6 +59,9 @@ struct Command {
   std::uint64_t b_row_bytes = 0;
   TcmView stage;  // one staging buffer; the others follow it
   std::uint32_t stage_buffers = 2;
+  // Composite: its GEMMs wait until this command (the DMA load of a) has been served;
+  // the stream of b starts at once.
+  const Command* after = nullptr;
 
   // Math: out = op(in0, in1, in2) with row/col broadcast of in1/in2; `scalar` for Scale
   // and Fill. Timing: ceil(E/L) * cost(op), plus log2(width) per row group for reductions.
@@ -85,7 +88,8 @@ struct Command {
 
   // Lifecycle, filled by the blocks it passes.
   sc_core::sc_time issued, started, finished;
-  bool done = false;
+  bool served = false;  // its engine has finished it
+  bool done = false;    // its issuer has seen it finish
   // The critical-path account: from its issuer when issued, at its end once done.
   PathAccount path;
 

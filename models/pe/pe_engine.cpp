@@ -71,6 +71,7 @@ void PeEngine::on_timer(tlm::tlm_generic_payload& gp, const tlm::tlm_phase&) { f
 void PeEngine::finish(tlm::tlm_generic_payload& gp) {
   Command& cmd = CommandExtension::of(gp);
   cmd.finished = sc_time_stamp();
+  cmd.served = true;
   cmd.path.advance(ticks(cmd.finished), cause_);
   cmd.path.enter(cmd.op_id);
   busy_ += cmd.finished - cmd.started;

@@ -1,6 +1,7 @@
 #include "models/pe/pe_scheduler.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace kb {
 
@@ -54,6 +55,12 @@ void PeScheduler::engine_done(tlm::tlm_generic_payload& gp) {
   const Command& done = CommandExtension::of(gp);
   const auto it = sub_of_.find(&done);
   if (it == sub_of_.end()) {  // a plain command: back to the CPU, or the next step
+    for (Composite& c : composites_)  // GEMMs held for this load may go now
+      if (c.macro && CommandExtension::of(*c.macro).after == &done)
+        for (auto& [tile, path] : std::exchange(c.held, {})) {
+          path.join(done.path);
+          issue_gemm(c, tile, path);
+        }
     finished(gp, done.started);
     return;
   }
@@ -62,7 +69,9 @@ void PeScheduler::engine_done(tlm::tlm_generic_payload& gp) {
   gp.release();
   Composite& c = *comp;
   if (done.kind == Command::Kind::DmaRead) {
-    issue_gemm(c, tile, done.path);
+    const Command* after = CommandExtension::of(*c.macro).after;
+    if (after && !after->served) c.held.emplace_back(tile, done.path);
+    else issue_gemm(c, tile, done.path);
     return;
   }
   ++c.gemms_done;

@@ -8,6 +8,8 @@
 // command or a composite, so one CPU command can carry a whole attention tile.
 #include <deque>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include <tlm_utils/simple_target_socket.h>
 
@@ -31,6 +33,8 @@ class PeScheduler : public sc_core::sc_module {
     tlm::tlm_generic_payload* macro = nullptr;
     std::uint32_t tiles = 0, loads = 0, gemms_done = 0;
     std::deque<Command> subs;
+    // Tiles loaded while the macro's `after` command is not yet served: their GEMMs wait.
+    std::vector<std::pair<std::uint32_t, PathAccount>> held;
   };
   // Critical-path accounts: a sub-command starts from the account of what issued it (the
   // macro, the tile's load, the GEMM that freed its buffer); a sequence's steps follow

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <set>
 
 #include "workloads/gqa_decode/decode_run.h"
 #include "kernels/gqa/helpers.h"
@@ -48,6 +49,11 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Combine(::testing::Values(1u, 8u), ::testing::Values(1u, 16u), ::testing::Values(1u, 8u),
                        ::testing::Values(1u, 8u), ::testing::Values(DType::fp32, DType::bf16),
                        ::testing::Values(gqa::Variant::Pipelined)));
+// P not a power of two: Level 2 sends every owner its segment directly; with one state
+// row, PE 0 owns it all.
+INSTANTIATE_TEST_SUITE_P(SixPes, DecodeParity,
+                         ::testing::Values(ParityParam{8, 16, 4, 6, DType::fp32, gqa::Variant::Pipelined},
+                                           ParityParam{1, 1, 4, 6, DType::bf16, gqa::Variant::Pipelined}));
 INSTANTIATE_TEST_SUITE_P(Naive, DecodeParity,
                          ::testing::Values(ParityParam{8, 1, 8, 8, DType::bf16, gqa::Variant::Naive},
                                            ParityParam{8, 16, 8, 8, DType::fp32, gqa::Variant::Naive}));
@@ -127,41 +133,71 @@ std::uint32_t reduce_depth(const OpLog& log) {
 
 TEST(DecodeLevers, TwoLevelReduceRoundsAndLinks) {
   Machine m = one_sip(false);
-  DecodeConfig cfg = small(8, 1, 8, 8, DType::bf16);
+  DecodeConfig cfg = small(8, 1, 8, 8, DType::bf16);  // 8 state rows: one segment per PE
   cfg.s = 4096;
   timing_run(m, cfg);
   const OpLog& log = m.rt.op_log();
-  // ceil(log2 8) = 3 rounds on IPCQ + 4x2 center-root: ceil(3/2) + ceil(1/2) = 3 on the NOC.
+  // log2 8 = 3 halving rounds on IPCQ + 4x2 center-root: ceil(3/2) + ceil(1/2) = 3 on the NOC.
   EXPECT_EQ(gqa::binomial_rounds(8) + gqa::center_rounds(4, 2), 6u);
   EXPECT_EQ(reduce_depth(log), 6u);
-  std::size_t level1 = 0, level2 = 0;
+  std::map<PeCoord, std::vector<const OpRecord*>> level2;
+  std::size_t level1 = 0;
   for (const OpRecord* s : log.select("ipcq", "send")) {
     if (s->tag >= gqa::kTagLevel1) {
       ++level1;
       EXPECT_EQ(s->hops, 1u) << "Level 1 send of more than one mesh hop";
-      EXPECT_EQ(s->pe.pe.value, 0u);
+      EXPECT_EQ(s->peer->pe, s->pe.pe) << "Level 1 joins the same PE of two cubes";
+      EXPECT_EQ(s->bytes, 130u * 4) << "Level 1 carries one segment";
     } else {
-      ++level2;
-      EXPECT_EQ(s->hops, 0u);
       EXPECT_EQ(s->peer->cube, s->pe.cube) << "Level 2 send left the cube";
+      level2[s->pe].push_back(s);
     }
   }
-  // Per group: 7 PEs of each of 8 cubes send their state once, 7 cube roots once.
-  EXPECT_EQ(level2, 2u * 8 * 7);
-  EXPECT_EQ(level1, 2u * 7);
+  // Every PE of both groups: 3 messages of 4, 2 and 1 state rows, to p^4, p^2, p^1.
+  ASSERT_EQ(level2.size(), 2u * 8 * 8);
+  for (const auto& [pe, sends] : level2) {
+    ASSERT_EQ(sends.size(), 3u) << pe.str();
+    for (std::uint32_t i = 0, half = 4; i < 3; ++i, half /= 2) {
+      EXPECT_EQ(sends[i]->bytes, half * 130u * 4) << pe.str();
+      EXPECT_EQ(sends[i]->peer->pe.value, pe.pe.value ^ half) << pe.str();
+    }
+  }
+  // Per group: the 8 owners of each of the 7 cubes that are not the root send once.
+  EXPECT_EQ(level1, 2u * 7 * 8);
 }
 
-TEST(DecodeLevers, OnlyTheGroupRootsStoreO) {
+TEST(DecodeLevers, EachOwnerOfTheRootCubeStoresItsRowsOfO) {
   Machine m = one_sip(false);
   DecodeConfig cfg = small(8, 1, 8, 8, DType::bf16);
   timing_run(m, cfg);
   const auto stores = m.rt.op_log().select("dma", "store");
-  ASSERT_EQ(stores.size(), 2u);  // one per KV head
-  // 4x2 groups from cubes 0 and 8: roots at group (1, 0) -> cubes 1 and 9, PE 0.
-  EXPECT_EQ(stores[0]->pe.cube.value % 8, 1u);
-  EXPECT_EQ(stores[1]->pe.cube.value % 8, 1u);
-  EXPECT_EQ(stores[0]->pe.pe.value, 0u);
-  EXPECT_EQ(stores[0]->bytes, 8u * 128 * 2);  // all G heads of the group
+  ASSERT_EQ(stores.size(), 2u * 8);  // per KV head, each PE of the root cube its one row
+  std::map<std::uint32_t, std::set<std::uint32_t>> pes_of_root;
+  for (const OpRecord* st : stores) {
+    // 4x2 groups from cubes 0 and 8: roots at group (1, 0) -> cubes 1 and 9.
+    EXPECT_EQ(st->pe.cube.value % 8, 1u);
+    EXPECT_EQ(st->bytes, 128u * 2);
+    pes_of_root[st->pe.cube.value].insert(st->pe.pe.value);
+  }
+  for (const auto& [cube, pes] : pes_of_root) EXPECT_EQ(pes.size(), 8u) << "cube " << cube;
+}
+
+TEST(DecodeLevers, QsLoadDoesNotHoldBackTheFirstKStream) {
+  Machine m = one_sip(false);
+  DecodeConfig cfg = small(8, 1, 8, 8, DType::bf16);
+  cfg.s = 8192;
+  timing_run(m, cfg);
+  const PeCoord pe{SipId(0), CubeId(0), PeId(0)};
+  const OpRecord* load = nullptr;
+  const OpRecord* first = nullptr;
+  for (const OpRecord& r : m.rt.op_log().records()) {
+    if (r.pe != pe) continue;
+    if (!load && r.kind == "load") load = &r;
+    if (!first && r.kind == "composite") first = &r;
+  }
+  ASSERT_TRUE(load && first);
+  EXPECT_LT(first->issue, load->end);  // K streams while Q loads
+  EXPECT_GE(first->end, load->end);
 }
 
 TEST(DecodeLevers, PipelinedIssuesTheNextQkBeforeTheSoftmaxAndIsFaster) {
@@ -225,7 +261,7 @@ TEST(DecodeLevers, FourSipTimingRunAt128KCompletes) {
   const gqa::DecodeResult r = timing_run(m, cfg);
   EXPECT_GT(r.cycles, static_cast<std::uint64_t>(r.roofline_cycles));  // nothing beats the roofline
   EXPECT_EQ(r.kv_bytes, 2ull * 131072 * 8 * 128 * 2);
-  EXPECT_EQ(m.rt.op_log().select("dma", "store").size(), 8u);
+  EXPECT_EQ(m.rt.op_log().select("dma", "store").size(), 8u * 8);  // 8 owners per head
 }
 
 // The library names configuration fields, never the program's flags.

@@ -1,6 +1,8 @@
 // Each tl op's numerics in data mode against a plain fp64 reference, bf16 and fp32.
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "tests/kernels/tl_support.h"
 
 namespace kb {
@@ -173,6 +175,42 @@ TEST(TlNumerics, MessagesCarryTheirBytes) {
   });
   m.rt.run();
   EXPECT_EQ(m.rt.read(dst).data, h.data);
+}
+
+// tl.merge_state against the fp64 online-softmax merge, with an empty row on one side
+// and on both (m = -inf contributes nothing and never makes a NaN).
+TEST(TlNumerics, MergeStateIsTheOnlineSoftmaxMerge) {
+  Machine m;
+  const std::int64_t rows = 5, d = 9, w = d + 2;  // [O | l | m]
+  HostTensor a = test::random_host({rows, w}, 21), b = test::random_host({rows, w}, 22);
+  for (std::int64_t r = 0; r < rows; ++r) {
+    a.data[r * w + d] = std::abs(a.data[r * w + d]) + 0.5f;  // l > 0
+    b.data[r * w + d] = std::abs(b.data[r * w + d]) + 0.5f;
+  }
+  const float inf = std::numeric_limits<float>::infinity();
+  a.data[3 * w + d + 1] = -inf;  // row 3: only b
+  a.data[4 * w + d + 1] = b.data[4 * w + d + 1] = -inf;  // row 4: both empty
+  for (HostTensor* h : {&a, &b})
+    for (std::int64_t r = 0; r < rows; ++r)
+      if (h->data[r * w + d + 1] == -inf)
+        for (std::int64_t c = 0; c <= d; ++c) h->data[r * w + c] = 0;  // an empty state: O = 0, l = 0
+  const DeviceTensor da = place_on_pe(m, "a", a, DType::fp32), db = place_on_pe(m, "b", b, DType::fp32);
+  const DeviceTensor out = m.rt.empty("out", {2 * rows, w}, DType::fp32, one_pe());
+  m.rt.launch(SipId(0), "merge", test::on_pe(kPe, [&](tl::Ctx& tl) {
+    const tl::Tensor x = tl.load(da, second_half(a)), y = tl.load(db, second_half(b));
+    tl.store(out, second_half(a), tl.merge_state(x, y));
+  }));
+  m.rt.run();
+  const std::vector<float> got = second_half_of(m.rt.read(out));
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const double ma = a.data[r * w + d + 1], mb = b.data[r * w + d + 1], mx = std::max(ma, mb);
+    const double ea = ma == -inf ? 0 : std::exp(ma - mx), eb = mb == -inf ? 0 : std::exp(mb - mx);
+    EXPECT_EQ(got[r * w + d + 1], static_cast<float>(mx)) << "m of row " << r;
+    for (std::int64_t c = 0; c <= d; ++c) {
+      const double want = a.data[r * w + c] * ea + b.data[r * w + c] * eb;
+      EXPECT_NEAR(got[r * w + c], want, 1e-6 * (1 + std::abs(want))) << "row " << r << " col " << c;
+    }
+  }
 }
 
 // Receives from one sender with one tag are filled in the order they were posted, even

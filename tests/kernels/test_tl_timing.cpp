@@ -131,30 +131,88 @@ TEST(TlTiming, IndependentLoadAndGemmOverlap) {
   EXPECT_EQ(m.rt.op_log().busy(kPe, "gemm").size(), 1u);            // back to back, no bubble
 }
 
-TEST(TlTiming, CompositeHidesStreamingBehindTheGemm) {
-  // q [128, 128] x K^T, K [1024, 128] bf16 streamed in 8 tiles of 128 rows (32 KiB each:
-  // 120 + 512 = 632 cycles of DMA) against 128x128x128 GEMM tiles (2128 cycles). With two
-  // staging buffers the DMA of tile j+1 runs under GEMM j: latency = one DMA tile +
-  // 8 GEMM tiles, not the sum.
-  Machine m("small_1sip_2x2x2", false);
+// q [128, 128] x K^T, K [1024, 128] bf16 streamed in 8 tiles of 128 rows (32 KiB each:
+// 120 + 512 = 632 cycles of DMA) against 128x128x128 GEMM tiles (2128 cycles); q waited
+// for before the composite or not.
+const OpRecord& q_times_k(Machine& m, bool wait_for_q) {
   const DPPolicy here = DPPolicy::replicate(1, 1, 0);
   const DeviceTensor q = m.rt.empty("q", {128, 128}, DType::bf16, here);
   const DeviceTensor k = m.rt.empty("k", {1024, 128}, DType::bf16, here);
   m.rt.launch(SipId(0), "composite", test::on_pe(kPe, [&](tl::Ctx& tl) {
     const tl::Tensor tq = tl.load(q, {0, 128});
-    tl.wait(tq);
+    if (wait_for_q) tl.wait(tq);
     tl::CompositeOpts o;
     o.trans_b = true;
     o.tile_rows = 128;
     tl.wait(tl.composite(tq, tl.ref(k, {0, 1024}), o));
   }));
   m.rt.run();
-  const OpRecord& c = *m.rt.op_log().select("gemm", "composite").at(0);
-  const std::uint64_t dma_tile = dma(128 * 128 * 2), gemm_tile = 8 * 2 * 128 + 16 + 64;
-  EXPECT_EQ(c.end - c.issue, dma_tile + 8 * gemm_tile);
-  EXPECT_LT(c.end - c.issue, 8 * (dma_tile + gemm_tile));
+  return *m.rt.op_log().select("gemm", "composite").at(0);
+}
+
+constexpr std::uint64_t kKTileBytes = 128 * 128 * 2, kGemmTile = 8 * 2 * 128 + 16 + 64;
+
+TEST(TlTiming, CompositeHidesStreamingBehindTheGemm) {
+  // With two staging buffers the DMA of tile j+1 runs under GEMM j: latency = one DMA
+  // tile + 8 GEMM tiles, not the sum.
+  Machine m("small_1sip_2x2x2", false);
+  const OpRecord& c = q_times_k(m, true);
+  EXPECT_EQ(c.end - c.issue, dma(kKTileBytes) + 8 * kGemmTile);
+  EXPECT_LT(c.end - c.issue, 8 * (dma(kKTileBytes) + kGemmTile));
   EXPECT_EQ(c.bytes, 1024u * 128 * 2);
   EXPECT_EQ(c.flops, 2ull * 128 * 1024 * 128);
+}
+
+TEST(TlTiming, AStreamedCompositeStreamsWhileItsALoads) {
+  // q not waited for: K's first tile streams behind q as one transfer and the first GEMM
+  // starts once both are in, so the composite ends at q's issue + one DMA of q and a K
+  // tile + 8 GEMM tiles (the HBM latency paid once, not twice).
+  Machine m("small_1sip_2x2x2", false);
+  const OpRecord& c = q_times_k(m, false);
+  const OpRecord& load = *m.rt.op_log().select("dma", "load").at(0);
+  EXPECT_LT(c.issue, load.end);  // issued while q was still loading
+  EXPECT_EQ(c.end, load.issue + dma(2 * kKTileBytes) + 8 * kGemmTile);
+}
+
+TEST(TlTiming, AWriteWaitsOnlyForReadersOfItsRows) {
+  // A send reads rows [0, 4) of a buffer; filling rows [4, 8) goes at once, refilling
+  // rows [0, 4) waits for the send.
+  Machine m("small_1sip_2x2x2", false);
+  const PeCoord peer{SipId(0), CubeId(3), PeId(1)};
+  m.rt.launch(SipId(0), "rows", [&](tl::Ctx& tl) {
+    if (tl.coord() == peer) tl.wait(tl.recv(kPe, {4, 256}, DType::fp32, 1));
+    if (tl.coord() != kPe) return;
+    const tl::Tensor buf = tl.persistent({8, 256}, DType::fp32, "buf");
+    tl.send(peer, tl.rows(buf, 0, 4), 1);
+    tl.fill(tl.rows(buf, 4, 4), 1.0f);
+    tl.fill(tl.rows(buf, 0, 4), 2.0f);
+  });
+  m.rt.run();
+  const auto& log = m.rt.op_log();
+  const OpRecord& send = *log.select("ipcq", "send").at(0);
+  const auto fills = log.select("math", "fill");
+  ASSERT_EQ(fills.size(), 2u);
+  EXPECT_LT(fills[0]->issue, send.end);  // other rows: no wait
+  EXPECT_EQ(fills[1]->issue, send.end + issue(m.topo, "math"));
+}
+
+TEST(TlTiming, MergeStateIsItsStepsOnTheMathEngine) {
+  // tl.merge_state on [rows, d + 2]: max, two exp_diff and a copy over a column, two mul
+  // and an add over [O | l], one after the other on the MATH engine; one CPU issue.
+  Machine m("small_1sip_2x2x2", false);
+  const std::uint32_t rows = 3, d = 128;
+  m.rt.launch(SipId(0), "merge", test::on_pe(kPe, [&](tl::Ctx& tl) {
+    const tl::Tensor a = tl.persistent({rows, d + 2}, DType::fp32, "a");
+    const tl::Tensor b = tl.persistent({rows, d + 2}, DType::fp32, "b");
+    tl.wait(tl.merge_state(a, b));
+  }));
+  m.rt.run();
+  const auto& cyc = m.topo.pe.math.cycles;
+  const std::uint64_t column = 1, ol = test::ceil_div(rows * (d + 1), m.topo.pe.math.lanes);
+  const OpRecord& merge = *m.rt.op_log().select("math", "merge_state").at(0);
+  EXPECT_EQ(merge.issue, 2 * issue(m.topo, "alloc") + issue(m.topo, "composite"));
+  EXPECT_EQ(merge.end - merge.issue, column * (cyc.at("max") + 2 * cyc.at("exp") + cyc.at("copy")) +
+                                         ol * (2 * cyc.at("mul") + cyc.at("add")));
 }
 
 TEST(TlTiming, ConsumingAPendingHandleWaitsForIt) {

@@ -12,7 +12,7 @@
 
 namespace kb::gqa {
 std::uint64_t decode_tcm_bytes(const DecodeConfig& c, std::uint32_t rows, std::uint32_t tile_rows,
-                               std::uint32_t stream_rows) {
+                               std::uint32_t stream_rows, bool prefetch_v) {
   using tl::tcm_bytes;
   const DType f = DType::fp32, dt = c.dtype;
   const std::int64_t m = rows, t = tile_rows, d = c.d;
@@ -24,15 +24,28 @@ std::uint64_t decode_tcm_bytes(const DecodeConfig& c, std::uint32_t rows, std::u
   std::uint64_t b = tcm_bytes({m, d}, dt) + tcm_bytes({m, d + 2}, f);
   const std::uint64_t tile_scratch = 4 * scores + 4 * col + o_rows;
   switch (c.variant) {
-    case Variant::Pipelined: b += 2 * (scores + p + o_rows + col + 2 * stage) + tile_scratch; break;
+    case Variant::Pipelined:
+      b += 2 * (scores + p + o_rows + col + stage) + tile_scratch +
+           (prefetch_v ? 3 * tcm_bytes({t, d}, dt) : 2 * stage);
+      break;
     case Variant::Fused: b += 3 * (scores + p + o_rows + 3 * col + 2 * stage); break;
     case Variant::Naive:
       b += col + tile_scratch + scores + p + o_rows + 2 * tcm_bytes({2 * static_cast<std::int64_t>(stream_rows), d}, dt);
       break;
   }
-  // After the sweep: a merge (the received state and its temporaries), or the store.
-  const std::uint64_t merge = tcm_bytes({m, d + 2}, f) + 3 * col + 2 * tcm_bytes({m, d + 1}, f);
-  return b + std::max(merge, o_rows + tcm_bytes({m, d}, dt));
+  // After the sweep: at the root cube O (fp32 and stored), and the reduce's received
+  // states with each merge's columns: log2 P halving messages (P - 1 segments when P is
+  // not a power of two, fewer bytes) and up to 4 Level-1 segments, each at most a state.
+  const std::uint64_t children = binomial_rounds(c.pes) + 4;
+  return b + o_rows + tcm_bytes({m, d}, dt) + children * (tcm_bytes({m, d + 2}, f) + 3 * col);
+}
+
+bool gemm_bound(const DecodeConfig& c, std::uint32_t rows, const Topology& topo) {
+  // Per KV row: its two GEMMs (Q.K^T over d, P.V into d columns) against its K and V bytes.
+  // Both sides times the GEMM's columns, to stay in integers.
+  const auto& g = topo.pe.gemm;
+  const std::uint64_t gemm = (rows + g.rows - 1) / g.rows * (c.d + (c.d + g.cols - 1) / g.cols * g.cols);
+  return gemm * topo.cube.hbm.bytes_per_cycle > 2ull * c.d * dtype_bytes(c.dtype) * g.cols;
 }
 
 DecodeTiling decode_tiling(const DecodeConfig& c, const Topology& topo) {
@@ -43,8 +56,9 @@ DecodeTiling decode_tiling(const DecodeConfig& c, const Topology& topo) {
   DecodeTiling t;
   for (const std::uint32_t rows : candidates) {
     t.row_block = rows;
-    t.tile_rows = c.tile_rows ? c.tile_rows : auto_tile_rows(c, rows);
-    t.tcm_bytes = decode_tcm_bytes(c, rows, t.tile_rows, std::min(c.stream_rows, t.tile_rows));
+    t.tile_rows = c.tile_rows ? c.tile_rows : auto_tile_rows(c, rows, topo);
+    t.prefetch_v = gemm_bound(c, rows, topo);
+    t.tcm_bytes = decode_tcm_bytes(c, rows, t.tile_rows, std::min(c.stream_rows, t.tile_rows), t.prefetch_v);
     if (t.tcm_bytes <= topo.pe.tcm_bytes) return t;
   }
   throw workloads::ConfigError("decode needs " + units::format_bytes(t.tcm_bytes) +
@@ -90,11 +104,14 @@ std::string choose_placement(DecodeConfig& c, const std::string& file, std::opti
          std::to_string(devices) + " SIP(s))";
 }
 
-std::uint32_t auto_tile_rows(const DecodeConfig& c, std::uint32_t m) {
+std::uint32_t auto_tile_rows(const DecodeConfig& c, std::uint32_t m, const Topology& topo) {
   const std::uint64_t per_rank = (c.s + static_cast<std::uint64_t>(c.cubes) * c.pes - 1) / (c.cubes * c.pes);
-  // S tiles of at most 4096 scores keep the per-tile buffers small; at least two tiles
-  // per rank let the pipelined sweep overlap.
-  std::uint64_t t = std::clamp<std::uint64_t>(4096 / std::max<std::uint32_t>(m, 1), 16, 512);
+  // Tiles of at most 16K scores keep the per-tile buffers small (64 KiB of fp32), in
+  // whole GEMM column blocks so that no Q.K^T pays for columns it does not fill; at
+  // least two tiles per rank let the pipelined sweep overlap.
+  const std::uint64_t cols = topo.pe.gemm.cols;
+  std::uint64_t t = std::clamp<std::uint64_t>(16384 / std::max<std::uint32_t>(m, 1), 16, 512);
+  if (t >= cols) t = t / cols * cols;
   t = std::min<std::uint64_t>(t, std::max<std::uint64_t>(16, (per_rank + 1) / 2));
   return static_cast<std::uint32_t>(t);
 }
@@ -119,6 +136,7 @@ DecodePlan plan_decode(RuntimeContext& rt, const DecodeConfig& c, const Attentio
   proto.tile_rows = plan.tile_rows;
   proto.stream_rows = std::min(c.stream_rows, plan.tile_rows);
   proto.row_block = plan.row_block;
+  proto.prefetch_v = tiling.prefetch_v && c.variant == Variant::Pipelined;
   auto& params = plan.params;
   for (std::size_t i = 0; i < plan.devices.size(); ++i) params.push_back(std::make_shared<DecodeParams>(proto));
   for (std::uint32_t h = 0; h < c.h_kv; ++h) {
@@ -130,7 +148,8 @@ DecodePlan plan_decode(RuntimeContext& rt, const DecodeConfig& c, const Attentio
     auto name = [h](const char* what) { return head_tensor(what, h); };
     const DPPolicy everywhere = DPPolicy::replicate(c.cubes, c.pes, start);
     const DPPolicy kv = DPPolicy::shard2d(c.cubes, c.pes, start);
-    const DPPolicy root{Placement::Replicate, Placement::Replicate, geo.cube_at(geo.root_index()).value, 1, 1};
+    // O row-wise over the root cube's PEs: with one block of rows, each reduce owner stores its own.
+    const DPPolicy root{Placement::Replicate, Placement::RowWise, geo.cube_at(geo.root_index()).value, 1, c.pes};
     DecodeGroup grp;
     grp.cube_start = start;
     if (inputs) {
@@ -165,6 +184,7 @@ DecodeResult run_decode(RuntimeContext& rt, const DecodeConfig& c, const Attenti
   res.groups_per_sip = plan.groups_per_sip;
   res.tile_rows = plan.tile_rows;
   res.row_block = plan.row_block;
+  res.prefetch_v = plan.params.front()->prefetch_v;
   const GroupShape shape = group_shape(c.cubes);
   launch_decode(rt, plan);
   const std::size_t first_record = rt.op_log().size();
@@ -202,14 +222,25 @@ DecodeResult run_decode(RuntimeContext& rt, const DecodeConfig& c, const Attenti
   const double gemm_cycles = res.flops / (pes_used * 2.0 * topo.pe.gemm.rows * topo.pe.gemm.cols);
   res.roofline_cycles = std::max(hbm_cycles, gemm_cycles);
   res.bound = hbm_cycles >= gemm_cycles ? "hbm" : "gemm";
-  // Closed-form model (docs/gqa_decode.md): the Q load, then max(KV DMA, GEMMs) per rank and the
-  // GEMM of the last streamed tile, then the two reduce levels and the store.
+  // Closed-form model (docs/gqa_decode.md, Model), per block of m query rows: the sweep
+  // (the KV DMA, or Q's load and the GEMMs when they are slower, then the last streamed
+  // tile's GEMM), the Level-2 rounds, the Level-1 rounds and the store of one segment.
   const double per_rank = std::ceil(static_cast<double>(c.s) / (c.cubes * c.pes));
   const double hbm_bw = static_cast<double>(topo.cube.hbm.bytes_per_cycle);
+  const double fabric_bw = static_cast<double>(topo.cube.fabric.bytes_per_cycle);
+  const double noc_bw = static_cast<double>(topo.sip.noc.bytes_per_cycle);
+  const double fabric_lat = static_cast<double>(topo.cube.fabric.latency_cycles);
   const double t_dma = 2 * per_rank * c.d * esz / hbm_bw + topo.cube.hbm.latency_cycles;
   const double stream = std::min<double>(c.stream_rows, res.tile_rows);
   const double tiles = std::ceil(per_rank / res.tile_rows);
-  auto block_model = [&](double m) {  // one block of m query rows: swept, reduced, stored
+  const double row_bytes = (c.d + 2.0) * 4;  // a state row, fp32
+  const auto& math = topo.pe.math;
+  auto cost = [&](const char* op) { return static_cast<double>(math.cycles.at(op)); };
+  auto merge = [&](double rows) {  // tl.merge_state's MATH steps
+    return std::ceil(rows / math.lanes) * (cost("max") + 2 * cost("exp") + cost("copy")) +
+           std::ceil(rows * (c.d + 1) / math.lanes) * (2 * cost("mul") + cost("add"));
+  };
+  auto block_model = [&](double m) {
     const double q_load = topo.cube.hbm.latency_cycles + m * c.d * esz / hbm_bw;
     const double last_gemm = std::ceil(m / double(topo.pe.gemm.rows)) * std::ceil(c.d / double(topo.pe.gemm.cols)) *
                                  stream + topo.pe.gemm.rows + topo.pe.gemm.cols;
@@ -217,11 +248,24 @@ DecodeResult run_decode(RuntimeContext& rt, const DecodeConfig& c, const Attenti
                              (std::ceil(res.tile_rows / double(topo.pe.gemm.cols)) * c.d +
                               std::ceil(c.d / double(topo.pe.gemm.cols)) * res.tile_rows) +
                              2.0 * (topo.pe.gemm.rows + topo.pe.gemm.cols);
-    const double state_bytes = m * (c.d + 2.0) * 4;
-    const double l2 = binomial_rounds(c.pes) * (topo.cube.fabric.latency_cycles + state_bytes / topo.cube.fabric.bytes_per_cycle);
-    const double l1 = center_rounds(shape.w, shape.h) * (topo.sip.noc.latency_cycles + state_bytes / topo.sip.noc.bytes_per_cycle);
-    const double store = topo.cube.hbm.latency_cycles + m * c.d * esz / hbm_bw;
-    return q_load + std::max(t_dma, tiles * gemm_tile) + last_gemm + l2 + l1 + store;
+    const double sweep = std::max(t_dma, q_load + tiles * gemm_tile) + last_gemm;
+    // Level 2: log2 P rounds, each a message of the larger half of the rows still held and
+    // its merge; P not a power of two: P - 1 messages of one segment from every PE.
+    const double seg = std::ceil(m / c.pes);
+    double l2 = 0;
+    if ((c.pes & (c.pes - 1)) == 0) {
+      for (double rows = m, half = c.pes / 2.0; half >= 1; half /= 2) {
+        rows = std::ceil(rows / 2);
+        l2 += fabric_lat + rows * row_bytes / fabric_bw + merge(rows);
+      }
+    } else {
+      l2 = (c.pes - 1) * (2 * fabric_lat + seg * row_bytes / fabric_bw) + merge(seg);
+    }
+    // Level 1: per level of the center tree, a segment over one mesh hop and its merge.
+    const double l1 = center_rounds(shape.w, shape.h) *
+                      (static_cast<double>(topo.sip.noc.latency_cycles) + seg * row_bytes / noc_bw + merge(seg));
+    const double store = topo.cube.hbm.latency_cycles + seg * c.d * esz / hbm_bw;
+    return sweep + l2 + l1 + store;
   };
   res.model_cycles = 0;
   for (const RowBlock& b : row_blocks(c.h_q / c.h_kv, c.t_q, res.row_block))

@@ -44,6 +44,7 @@ struct DecodeBreakdown {
 struct DecodeResult {
   std::uint64_t cycles = 0;
   std::uint32_t groups_per_sip = 0, tile_rows = 0, row_block = 0;
+  bool prefetch_v = false;     // the sweep loads V tiles ahead (GEMM-bound)
   std::vector<SipId> devices;  // the SIPs that hold a group
   DecodeBreakdown breakdown;
   std::uint64_t kv_bytes = 0;           // K and V bytes the DMA read
@@ -62,12 +63,16 @@ void validate(const DecodeConfig& c, const Topology& topo);
 // The TCM a PE of the decode kernel needs at most when it sweeps `rows` query rows at a
 // time, bytes (an upper bound: a tile's scratch counted at its largest).
 std::uint64_t decode_tcm_bytes(const DecodeConfig& c, std::uint32_t rows, std::uint32_t tile_rows,
-                               std::uint32_t stream_rows);
+                               std::uint32_t stream_rows, bool prefetch_v);
+// Whether blocks of `rows` query rows make the sweep GEMM-bound: a KV row's two GEMMs take
+// longer than its K and V bytes on the HBM channel (the pipelined sweep then prefetches V).
+bool gemm_bound(const DecodeConfig& c, std::uint32_t rows, const Topology& topo);
 // The query rows swept at a time and the KV tile: all G * T_q rows when their buffers fit
 // TCM, else the largest block of whole heads, else of a run of one head's positions.
 // Throws ConfigError when not even one row fits.
 struct DecodeTiling {
   std::uint32_t row_block = 0, tile_rows = 0;
+  bool prefetch_v = false;  // gemm_bound
   std::uint64_t tcm_bytes = 0;
 };
 DecodeTiling decode_tiling(const DecodeConfig& c, const Topology& topo);
@@ -77,7 +82,7 @@ DecodeTiling decode_tiling(const DecodeConfig& c, const Topology& topo);
 std::string choose_placement(DecodeConfig& c, const std::string& sp_table, std::optional<std::uint32_t> cubes,
                              std::optional<std::uint32_t> pes, const Topology& topo);
 // KV rows per sweep tile for blocks of m query rows (the `tile` knob's auto).
-std::uint32_t auto_tile_rows(const DecodeConfig& c, std::uint32_t m);
+std::uint32_t auto_tile_rows(const DecodeConfig& c, std::uint32_t m, const Topology& topo);
 
 // Validates `c` and places its tensors: from `inputs`, or empty (zeros) without them.
 DecodePlan plan_decode(RuntimeContext& rt, const DecodeConfig& c, const AttentionInputs* inputs);

@@ -38,6 +38,7 @@ class DecodeJob : public Job {
     r.knobs["variant"] = gqa::variant_name(c_.variant);
     r.knobs["tile_rows"] = d.tile_rows;
     r.knobs["row_block"] = d.row_block;
+    r.knobs["v_tiles"] = d.prefetch_v ? "prefetched" : "streamed";
     auto span = [](const gqa::Phase& p) { return nlohmann::json{{"begin", p.begin}, {"end", p.end}}; };
     r.add("groups_per_sip", d.groups_per_sip, Merge::Same);
     r.add("breakdown.kv_sweep", span(d.breakdown.sweep), Merge::Widen);
@@ -109,9 +110,10 @@ class GqaDecode : public Workload {
         r.topology_name.c_str(), r.topology_file.c_str(), r.mode.c_str());
     report::shape_line(add, k);
     add("  placement       C %u cubes x P %u PEs per KV head (%s), %u group(s) per SIP, devices %s; sweep tiles of %u "
-        "rows, %u query rows at a time\n",
+        "rows (V %s), %u query rows at a time\n",
         cubes, pes, k.at("placement").get<std::string>().c_str(), r.figure("groups_per_sip").get<std::uint32_t>(), devices_text(r.devices).c_str(),
-        k.at("tile_rows").get<std::uint32_t>(), k.at("row_block").get<std::uint32_t>());
+        k.at("tile_rows").get<std::uint32_t>(), k.at("v_tiles").get<std::string>().c_str(),
+        k.at("row_block").get<std::uint32_t>());
     report::simulated_line(add, r);
     add("  breakdown       KV sweep %s, Level-2 reduce %s, Level-1 reduce %s, store %s (cycles)\n",
         report::span_text(r.figure("breakdown.kv_sweep")).c_str(),
@@ -131,10 +133,10 @@ class GqaDecode : public Workload {
     const char* why = k.at("row_block").get<std::uint32_t>() < rows
                           ? " - over 10%: the model adds the query-row blocks one after another, while the kernel "
                             "sweeps a block as the previous one reduces"
-                          : " - over 10%: the model leaves out the CPU issue costs, the softmax MATH and the merges, "
-                            "which weigh most when each rank holds few KV rows";
-    add("  model           %.0f cycles (closed form: Q load + max(KV DMA, GEMMs) + last tile + reduce + store, per "
-        "block of query rows); simulated %+.1f%%%s\n",
+                          : " - over 10%: the model leaves out the CPU issue costs and the softmax MATH between a "
+                            "tile's two GEMMs, which weigh most when each rank holds few KV rows";
+    add("  model           %.0f cycles (closed form: max(KV DMA, Q load + GEMMs) + last tile + Level-2 and Level-1 "
+        "rounds + store, per block of query rows); simulated %+.1f%%%s\n",
         model, 100 * dev, std::abs(dev) <= 0.10 ? "" : why);
     add("  ops             %llu tl ops issued\n", static_cast<unsigned long long>(r.count("issued_ops")));
     return add.text();
