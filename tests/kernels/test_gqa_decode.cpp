@@ -200,6 +200,33 @@ TEST(DecodeLevers, QsLoadDoesNotHoldBackTheFirstKStream) {
   EXPECT_GE(first->end, load->end);
 }
 
+// 71 query rows on one KV head (Falcon-7B's G) make a KV row's two GEMMs slower than its
+// K and V bytes: the sweep loads each V tile into TCM as its Q.K^T goes out. With G 8 the
+// sweep is HBM-bound and V streams through the P.V composites.
+TEST(DecodeLevers, GemmBoundSweepsLoadVAheadHbmBoundOnesStreamIt) {
+  Machine m = one_sip(false);
+  const std::uint32_t gs[2] = {71, 8};
+  for (const std::uint32_t g : gs) {
+    DecodeConfig cfg = small(g, 1, 8, 8, DType::bf16);
+    cfg.h_kv = 1;
+    cfg.h_q = g;
+    cfg.d = 64;
+    cfg.s = 16384;
+    EXPECT_EQ(gqa::gemm_bound(cfg, g, m.topo), g == 71);
+    const std::size_t first = m.rt.op_log().size();
+    timing_run(m, cfg);
+    std::uint64_t v_loaded = 0, v_streamed = 0;
+    for (std::size_t k = first; k < m.rt.op_log().size(); ++k) {
+      const OpRecord& op = m.rt.op_log().records()[k];
+      if (op.tensor.rfind("v.", 0) != 0) continue;
+      (op.kind == "load" ? v_loaded : v_streamed) += op.bytes;
+    }
+    const std::uint64_t v_bytes = 16384ull * 64 * 2;
+    EXPECT_EQ(v_loaded, g == 71 ? v_bytes : 0) << "G " << g;
+    EXPECT_EQ(v_streamed, g == 71 ? 0 : v_bytes) << "G " << g;
+  }
+}
+
 TEST(DecodeLevers, PipelinedIssuesTheNextQkBeforeTheSoftmaxAndIsFaster) {
   Machine m = one_sip(false);
   std::uint64_t cycles[2];
