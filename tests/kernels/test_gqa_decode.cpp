@@ -201,9 +201,10 @@ TEST(DecodeLevers, QsLoadDoesNotHoldBackTheFirstKStream) {
 }
 
 // 71 query rows on one KV head (Falcon-7B's G) make a KV row's two GEMMs slower than its
-// K and V bytes: the sweep loads each V tile into TCM as its Q.K^T goes out. With G 8 the
-// sweep is HBM-bound and V streams through the P.V composites.
-TEST(DecodeLevers, GemmBoundSweepsLoadVAheadHbmBoundOnesStreamIt) {
+// K and V bytes: the sweep loads each V tile into TCM as its Q.K^T goes out. With G 8 and
+// long tiles (S = 128K: 512 rows) the sweep is HBM-bound and a whole-tile P.V at the end
+// would cost more than the HBM latency: V streams through the P.V composites.
+TEST(DecodeLevers, GemmBoundSweepsLoadVAheadLongHbmBoundOnesStreamIt) {
   Machine m = one_sip(false);
   const std::uint32_t gs[2] = {71, 8};
   for (const std::uint32_t g : gs) {
@@ -211,8 +212,9 @@ TEST(DecodeLevers, GemmBoundSweepsLoadVAheadHbmBoundOnesStreamIt) {
     cfg.h_kv = 1;
     cfg.h_q = g;
     cfg.d = 64;
-    cfg.s = 16384;
+    cfg.s = g == 71 ? 16384 : 131072;
     EXPECT_EQ(gqa::gemm_bound(cfg, g, m.topo), g == 71);
+    EXPECT_EQ(gqa::decode_tiling(cfg, m.topo).tile_rows, g == 71 ? 128u : 512u);
     const std::size_t first = m.rt.op_log().size();
     timing_run(m, cfg);
     std::uint64_t v_loaded = 0, v_streamed = 0;
@@ -221,7 +223,7 @@ TEST(DecodeLevers, GemmBoundSweepsLoadVAheadHbmBoundOnesStreamIt) {
       if (op.tensor.rfind("v.", 0) != 0) continue;
       (op.kind == "load" ? v_loaded : v_streamed) += op.bytes;
     }
-    const std::uint64_t v_bytes = 16384ull * 64 * 2;
+    const std::uint64_t v_bytes = cfg.s * 64 * 2;
     EXPECT_EQ(v_loaded, g == 71 ? v_bytes : 0) << "G " << g;
     EXPECT_EQ(v_streamed, g == 71 ? 0 : v_bytes) << "G " << g;
   }

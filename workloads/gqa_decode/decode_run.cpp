@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <set>
 #include <stdexcept>
 
 #include "base/units.h"
@@ -48,6 +49,17 @@ bool gemm_bound(const DecodeConfig& c, std::uint32_t rows, const Topology& topo)
   return gemm * topo.cube.hbm.bytes_per_cycle > 2ull * c.d * dtype_bytes(c.dtype) * g.cols;
 }
 
+bool prefetch_v(const DecodeConfig& c, std::uint32_t rows, std::uint32_t tile_rows, const Topology& topo) {
+  if (c.variant != Variant::Pipelined) return false;
+  // A V tile streamed by its P.V composite starts only once P is ready, and pays the HBM
+  // latency where the DMA has nothing else queued; loaded ahead, its P.V is one GEMM
+  // over the whole tile, longer than a streamed tile's last chunk by g (t - s) cycles.
+  const auto& g = topo.pe.gemm;
+  const std::uint64_t per_row = (rows + g.rows - 1) / g.rows * ((c.d + g.cols - 1) / g.cols);
+  const std::uint64_t extra = per_row * (tile_rows - std::min(c.stream_rows, tile_rows));
+  return gemm_bound(c, rows, topo) || extra < topo.cube.hbm.latency_cycles;
+}
+
 DecodeTiling decode_tiling(const DecodeConfig& c, const Topology& topo) {
   const std::uint32_t g = c.h_q / c.h_kv;
   std::vector<std::uint32_t> candidates;  // whole heads x T_q, largest first, then runs of one head's positions
@@ -57,7 +69,7 @@ DecodeTiling decode_tiling(const DecodeConfig& c, const Topology& topo) {
   for (const std::uint32_t rows : candidates) {
     t.row_block = rows;
     t.tile_rows = c.tile_rows ? c.tile_rows : auto_tile_rows(c, rows, topo);
-    t.prefetch_v = gemm_bound(c, rows, topo);
+    t.prefetch_v = prefetch_v(c, rows, t.tile_rows, topo);
     t.tcm_bytes = decode_tcm_bytes(c, rows, t.tile_rows, std::min(c.stream_rows, t.tile_rows), t.prefetch_v);
     if (t.tcm_bytes <= topo.pe.tcm_bytes) return t;
   }
@@ -136,7 +148,7 @@ DecodePlan plan_decode(RuntimeContext& rt, const DecodeConfig& c, const Attentio
   proto.tile_rows = plan.tile_rows;
   proto.stream_rows = std::min(c.stream_rows, plan.tile_rows);
   proto.row_block = plan.row_block;
-  proto.prefetch_v = tiling.prefetch_v && c.variant == Variant::Pipelined;
+  proto.prefetch_v = tiling.prefetch_v;
   auto& params = plan.params;
   for (std::size_t i = 0; i < plan.devices.size(); ++i) params.push_back(std::make_shared<DecodeParams>(proto));
   for (std::uint32_t h = 0; h < c.h_kv; ++h) {
@@ -197,6 +209,9 @@ DecodeResult run_decode(RuntimeContext& rt, const DecodeConfig& c, const Attenti
     p.begin = p.end == 0 ? b : std::min(p.begin, b);
     p.end = std::max(p.end, e);
   };
+  std::set<std::string> kv_names;
+  for (const auto& params : plan.params)
+    for (const DecodeGroup& g : params->groups) kv_names.insert({g.k.name(), g.v.name()});
   for (std::size_t i = first_record; i < log.size(); ++i) {
     const OpRecord& r = log.records()[i];
     if (r.engine == "phase") continue;  // annotations, not ops
@@ -204,8 +219,9 @@ DecodeResult run_decode(RuntimeContext& rt, const DecodeConfig& c, const Attenti
     if (r.kind == "send" || r.kind == "recv")
       widen(r.tag >= kTagLevel1 ? res.breakdown.level1 : res.breakdown.level2, r.start, r.end);
     if (r.kind == "store") widen(res.breakdown.store, r.start, r.end);
-    // The kernel streams K and V, and nothing else, through its composites.
-    if (r.kind == "composite" || r.kind == "flash_tile") res.kv_bytes += r.bytes;
+    // K and V reach a PE through the composites that stream them or (V loaded ahead) loads.
+    if ((r.kind == "composite" || r.kind == "flash_tile" || r.kind == "load") && kv_names.count(r.tensor))
+      res.kv_bytes += r.bytes;
     ++res.issued_ops;
   }
   const std::uint64_t esz = dtype_bytes(c.dtype);

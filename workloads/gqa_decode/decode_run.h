@@ -67,12 +67,15 @@ std::uint64_t decode_tcm_bytes(const DecodeConfig& c, std::uint32_t rows, std::u
 // Whether blocks of `rows` query rows make the sweep GEMM-bound: a KV row's two GEMMs take
 // longer than its K and V bytes on the HBM channel (the pipelined sweep then prefetches V).
 bool gemm_bound(const DecodeConfig& c, std::uint32_t rows, const Topology& topo);
+// Whether the pipelined sweep loads V tiles ahead: when GEMM-bound, or when the whole-tile
+// P.V at the end costs less than the HBM latency a V stream waits for.
+bool prefetch_v(const DecodeConfig& c, std::uint32_t rows, std::uint32_t tile_rows, const Topology& topo);
 // The query rows swept at a time and the KV tile: all G * T_q rows when their buffers fit
 // TCM, else the largest block of whole heads, else of a run of one head's positions.
 // Throws ConfigError when not even one row fits.
 struct DecodeTiling {
   std::uint32_t row_block = 0, tile_rows = 0;
-  bool prefetch_v = false;  // gemm_bound
+  bool prefetch_v = false;  // the pipelined sweep loads V tiles ahead
   std::uint64_t tcm_bytes = 0;
 };
 DecodeTiling decode_tiling(const DecodeConfig& c, const Topology& topo);
