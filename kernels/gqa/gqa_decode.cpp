@@ -337,16 +337,16 @@ void gqa_decode(tl::Ctx& tl, std::shared_ptr<const DecodeParams> params) {
     }
     const RowRange own = span(me, me + 1);
     if (own.count == 0) continue;
-    const tl::Tensor mine = state_rows(own);
+    const tl::Tensor seg_state = state_rows(own);
     tl.phase("reduce level 1");
     for (const std::uint32_t child : cube_node.children)
-      recv_merge(tl, mine, PeCoord{tl.sip(), geo.cube_at(child), PeId(me)}, kTagLevel1);
+      recv_merge(tl, seg_state, PeCoord{tl.sip(), geo.cube_at(child), PeId(me)}, kTagLevel1);
     if (cube_node.parent) {
-      tl.send(PeCoord{tl.sip(), geo.cube_at(*cube_node.parent), PeId(me)}, mine, kTagLevel1);
+      tl.send(PeCoord{tl.sip(), geo.cube_at(*cube_node.parent), PeId(me)}, seg_state, kTagLevel1);
       continue;
     }
     tl.phase("store O");
-    const SoftmaxState part = SoftmaxState::of(tl, mine);
+    const SoftmaxState part = SoftmaxState::of(tl, seg_state);
     const tl::Tensor out = tl.div(part.o, part.l);
     const tl::Tensor o = p.dtype == DType::fp32 ? out : tl.cast(out, p.dtype);
     store_rows(tl, group->o, {blk.rows.begin + own.begin, own.count}, o);
