@@ -170,7 +170,7 @@ void sweep_pipelined(tl::Ctx& tl, const Rank& r, SoftmaxState& st, const PingPon
     tl::CompositeOpts pv;
     pv.tile_rows = r.p.stream_rows;
     pv.out = &b.pv[j % 2];
-    pv.stage = &b.stage_v[j % 2];
+    if (!r.p.prefetch_v) pv.stage = &b.stage_v[j % 2];  // a loaded V needs no staging
     const tl::Tensor v = r.p.prefetch_v ? tl.rows(b.v[j % 3], 0, cols(j)) : tl.ref(r.group.v, r.tiles[j]);
     tl.composite(p_out, v, pv);
     if (j > 0) update_o(j - 1);  // the previous tile's P.V is done by now
