@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <functional>
 
 #include "kernels/gqa/helpers.h"
 
@@ -55,7 +56,7 @@ tl::Tensor scaled_scores(tl::Ctx& tl, const Rank& r, const tl::Tensor& raw, cons
 }
 
 // The softmax half of a tile: updates m and l, returns P (fp32) and writes alpha.
-tl::Tensor softmax_update(tl::Ctx& tl, SoftmaxState& st, const tl::Tensor& s, const tl::Tensor& alpha) {
+tl::Tensor softmax_update(tl::Ctx& tl, const SoftmaxState& st, const tl::Tensor& s, const tl::Tensor& alpha) {
   const tl::Tensor m_tile = tl.max(s, 1);
   const tl::Tensor m_new = tl.maximum(st.m, m_tile);
   const tl::Tensor p = tl.exp_diff(s, m_new);
@@ -72,7 +73,7 @@ tl::Tensor fit(tl::Ctx& tl, const tl::Tensor& t, std::uint32_t rows) {
   return t.rows() == rows ? t : tl.rows(t, 0, rows);
 }
 
-void sweep_naive(tl::Ctx& tl, const Rank& r, SoftmaxState& st, const tl::Tensor& alpha_buffer) {
+void sweep_naive(tl::Ctx& tl, const Rank& r, const SoftmaxState& st, const tl::Tensor& alpha_buffer) {
   st.reset(tl);
   const tl::Tensor alpha = fit(tl, alpha_buffer, r.m_rows);
   for (const RowRange& tile : r.tiles) {
@@ -99,41 +100,39 @@ void sweep_naive(tl::Ctx& tl, const Rank& r, SoftmaxState& st, const tl::Tensor&
 constexpr std::uint32_t kStageBuffers = 4;
 
 // Two of each buffer a tile's work holds across iterations, so tile j+1's streaming
-// never waits for tile j's scope to end.
+// never waits for tile j's scope to end. Allocated as first used: tile 0's Q.K^T goes
+// out after only its own two buffers, the rest of the setup runs under its K stream.
 struct PingPong {
   std::array<tl::Tensor, 2> s, p, pv, alpha, stage_k, stage_v;
   std::array<tl::Tensor, 3> v;  // prefetched V tiles: tile j+1's loads while tile j-1's P.V reads
 };
 
-PingPong pipeline_buffers(tl::Ctx& tl, const DecodeParams& p) {
-  PingPong b;
-  const std::uint32_t t = p.tile_rows, m = p.row_block, d = p.d;
-  for (int i = 0; i < 2; ++i) {
-    b.s[i] = tl.persistent({m * t, 1}, DType::fp32, "S");
-    b.p[i] = tl.persistent({m * t, 1}, p.dtype, "P");
-    b.pv[i] = tl.persistent({m, d}, DType::fp32, "PV");
-    b.alpha[i] = tl.persistent({m, 1}, DType::fp32, "alpha");
-    b.stage_k[i] = tl.persistent({kStageBuffers * p.stream_rows, d}, p.dtype, "stage_k");
-    if (!p.prefetch_v) b.stage_v[i] = tl.persistent({kStageBuffers * p.stream_rows, d}, p.dtype, "stage_v");
-  }
-  if (p.prefetch_v)
-    for (tl::Tensor& v : b.v) v = tl.persistent({t, d}, p.dtype, "V");
-  return b;
+void qk_buffers(tl::Ctx& tl, const DecodeParams& p, PingPong& b, int i) {
+  if (b.s[i].valid()) return;
+  b.s[i] = tl.persistent({p.row_block * p.tile_rows, 1}, DType::fp32, "S");
+  b.stage_k[i] = tl.persistent({kStageBuffers * p.stream_rows, p.d}, p.dtype, "stage_k");
 }
 
-void sweep_pipelined(tl::Ctx& tl, const Rank& r, SoftmaxState& st, const PingPong& buffers) {
-  PingPong b = buffers;
-  for (int i = 0; i < 2; ++i) {
-    b.pv[i] = fit(tl, buffers.pv[i], r.m_rows);
-    b.alpha[i] = fit(tl, buffers.alpha[i], r.m_rows);
-  }
+void softmax_buffers(tl::Ctx& tl, const DecodeParams& p, PingPong& b, int i) {
+  if (b.p[i].valid()) return;
+  const std::uint32_t m = p.row_block, d = p.d;
+  b.p[i] = tl.persistent({m * p.tile_rows, 1}, p.dtype, "P");
+  b.pv[i] = tl.persistent({m, d}, DType::fp32, "PV");
+  b.alpha[i] = tl.persistent({m, 1}, DType::fp32, "alpha");
+  if (!p.prefetch_v) b.stage_v[i] = tl.persistent({kStageBuffers * p.stream_rows, d}, p.dtype, "stage_v");
+}
+
+// `state` makes the block's softmax state: called once tile 0's Q.K^T is on its way.
+void sweep_pipelined(tl::Ctx& tl, const Rank& r, const std::function<SoftmaxState()>& state, PingPong& b) {
+  const DecodeParams& prm = r.p;
   const auto n_tiles = r.tiles.size();
   auto cols = [&](std::size_t j) { return static_cast<std::uint32_t>(r.tiles[j].count); };
   auto issue_qk = [&](std::size_t j) {
+    qk_buffers(tl, prm, b, j % 2);
     const tl::Tensor out = block(tl, b.s[j % 2], r.m_rows, cols(j));
     tl::CompositeOpts qk;
     qk.trans_b = true;
-    qk.tile_rows = r.p.stream_rows;
+    qk.tile_rows = prm.stream_rows;
     qk.out = &out;
     qk.stage = &b.stage_k[j % 2];
     const tl::Tensor k = tl.ref(r.group.k, r.tiles[j]);
@@ -143,39 +142,45 @@ void sweep_pipelined(tl::Ctx& tl, const Rank& r, SoftmaxState& st, const PingPon
   // not wait for the HBM once P is ready; HBM-bound ones stream V (the DMA is busy anyway
   // and the last tile's P.V then waits only for its last streamed rows).
   auto load_v = [&](std::size_t j) {
-    if (!r.p.prefetch_v) return;
+    if (!prm.prefetch_v) return;
+    if (!b.v[j % 3].valid()) b.v[j % 3] = tl.persistent({prm.tile_rows, prm.d}, prm.dtype, "V");
     const tl::Tensor into = tl.rows(b.v[j % 3], 0, cols(j));
     tl.load(r.group.v, r.tiles[j], &into);
   };
-  auto update_o = [&](std::size_t j) {
-    const tl::Tensor o_scaled = tl.mul(st.o, b.alpha[j % 2]);
-    tl.add(o_scaled, b.pv[j % 2], &st.o);
-  };
-  if (n_tiles > 0) {
-    issue_qk(0);
-    load_v(0);
-  }
+  issue_qk(0);
+  load_v(0);
+  const SoftmaxState st = state();
   st.reset(tl);
+  std::array<tl::Tensor, 2> pv, alpha;  // this block's rows of them
+  auto update_o = [&](std::size_t j) {
+    const tl::Tensor o_scaled = tl.mul(st.o, alpha[j % 2]);
+    tl.add(o_scaled, pv[j % 2], &st.o);
+  };
   for (std::size_t j = 0; j < n_tiles; ++j) {
     if (j + 1 < n_tiles) {  // streams while this tile's softmax runs
       issue_qk(j + 1);
       load_v(j + 1);
     }
+    softmax_buffers(tl, prm, b, j % 2);
+    if (!pv[j % 2].valid()) {
+      pv[j % 2] = fit(tl, b.pv[j % 2], r.m_rows);
+      alpha[j % 2] = fit(tl, b.alpha[j % 2], r.m_rows);
+    }
     const auto scope = tl.scratch_scope();
     const tl::Tensor raw = block(tl, b.s[j % 2], r.m_rows, cols(j));
     const tl::Tensor s = scaled_scores(tl, r, raw, r.tiles[j]);
     const tl::Tensor p_out = block(tl, b.p[j % 2], r.m_rows, cols(j));
-    const tl::Tensor p = softmax_update(tl, st, s, b.alpha[j % 2]);
+    const tl::Tensor p = softmax_update(tl, st, s, alpha[j % 2]);
     tl.copy(p, p_out);
-    tl::CompositeOpts pv;
-    pv.tile_rows = r.p.stream_rows;
-    pv.out = &b.pv[j % 2];
-    if (!r.p.prefetch_v) pv.stage = &b.stage_v[j % 2];  // a loaded V needs no staging
-    const tl::Tensor v = r.p.prefetch_v ? tl.rows(b.v[j % 3], 0, cols(j)) : tl.ref(r.group.v, r.tiles[j]);
-    tl.composite(p_out, v, pv);
+    tl::CompositeOpts pv_opts;
+    pv_opts.tile_rows = prm.stream_rows;
+    pv_opts.out = &pv[j % 2];
+    if (!prm.prefetch_v) pv_opts.stage = &b.stage_v[j % 2];  // a loaded V needs no staging
+    const tl::Tensor v = prm.prefetch_v ? tl.rows(b.v[j % 3], 0, cols(j)) : tl.ref(r.group.v, r.tiles[j]);
+    tl.composite(p_out, v, pv_opts);
     if (j > 0) update_o(j - 1);  // the previous tile's P.V is done by now
   }
-  if (n_tiles > 0) update_o(n_tiles - 1);
+  update_o(n_tiles - 1);
 }
 
 // One scheduler command per tile. Three sets of work buffers: tile j+1 and j+2 are
@@ -198,7 +203,7 @@ FusedSets fused_sets(tl::Ctx& tl, const DecodeParams& p) {
   return sets;
 }
 
-void sweep_fused(tl::Ctx& tl, const Rank& r, SoftmaxState& st, const FusedSets& sets) {
+void sweep_fused(tl::Ctx& tl, const Rank& r, const SoftmaxState& st, const FusedSets& sets) {
   st.reset(tl);
   for (std::size_t j = 0; j < r.tiles.size(); ++j) {
     const RowRange& tile = r.tiles[j];
@@ -277,22 +282,25 @@ void gqa_decode(tl::Ctx& tl, std::shared_ptr<const DecodeParams> params) {
     tl.phase(blocks.size() > 1 ? "sweep, query rows " + std::to_string(blk.rows.begin) : std::string("sweep"));
     // Q's load gates only the first GEMM: the first K tile streams meanwhile.
     if (!r.tiles.empty()) r.q = tl.load(group->q, {q_rows.begin + blk.rows.begin, blk.rows.count});
-    if (i == 0) {
-      whole = SoftmaxState::of(tl, tl.persistent({p.row_block, p.d + 2}, DType::fp32, "state"));
-      if (!r.tiles.empty()) {
-        if (p.variant == Variant::Naive) naive_alpha = tl.persistent({p.row_block, 1}, DType::fp32, "alpha");
-        if (p.variant == Variant::Pipelined) pipeline = pipeline_buffers(tl, p);
-        if (p.variant == Variant::Fused) fused = fused_sets(tl, p);
-      }
-    }
-    SoftmaxState st = r.m_rows == p.row_block ? whole : SoftmaxState::of(tl, tl.rows(whole.packed, 0, r.m_rows));
+    SoftmaxState st;
+    auto block_state = [&] {
+      if (!whole.packed.valid()) whole = SoftmaxState::of(tl, tl.persistent({p.row_block, p.d + 2}, DType::fp32, "state"));
+      st = r.m_rows == p.row_block ? whole : SoftmaxState::of(tl, tl.rows(whole.packed, 0, r.m_rows));
+      return st;
+    };
     if (r.tiles.empty()) {
-      st.reset(tl);  // an empty state: m = -inf contributes nothing to the reduce
+      block_state().reset(tl);  // an empty state: m = -inf contributes nothing to the reduce
     } else {  // each sweep resets the state once its first GEMM is on its way
       switch (p.variant) {
-        case Variant::Naive: sweep_naive(tl, r, st, naive_alpha); break;
-        case Variant::Pipelined: sweep_pipelined(tl, r, st, pipeline); break;
-        case Variant::Fused: sweep_fused(tl, r, st, fused); break;
+        case Variant::Naive:
+          if (!naive_alpha.valid()) naive_alpha = tl.persistent({p.row_block, 1}, DType::fp32, "alpha");
+          sweep_naive(tl, r, block_state(), naive_alpha);
+          break;
+        case Variant::Pipelined: sweep_pipelined(tl, r, block_state, pipeline); break;
+        case Variant::Fused:
+          if (!fused[0].s.valid()) fused = fused_sets(tl, p);
+          sweep_fused(tl, r, block_state(), fused);
+          break;
       }
     }
 

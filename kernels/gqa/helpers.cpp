@@ -135,7 +135,8 @@ void SoftmaxState::reset(tl::Ctx& tl) const {
 }
 
 void recv_merge(tl::Ctx& tl, const tl::Tensor& state, const PeCoord& from, std::uint32_t tag) {
-  const tl::Tensor got = tl.recv(from, state.shape(), DType::fp32, tag);
+  // Posted, not waited for: merge_state builds its command while the message is on its way.
+  const tl::Tensor got = tl.recv_async(from, state.shape(), DType::fp32, tag);
   tl.merge_state(state, got);
 }
 

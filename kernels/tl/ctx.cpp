@@ -657,16 +657,19 @@ Tensor Ctx::merge_state(const Tensor& state, const Tensor& other) {
     fail(op, "state " + shape_text(state.shape()) + " " + dtype_name(state.dtype()) + " and other " +
                  shape_text(other.shape()) + " " + dtype_name(other.dtype()) +
                  ": both must be the same contiguous fp32 [rows, d + 2] (O | l | m)");
+  // The CPU builds the sequence (its scratch and its issue cycles) first and then waits:
+  // a merge of a message still on its way starts the moment the message is in.
+  const std::uint32_t rows = state.rows(), d = state.cols() - 2;
+  const Tensor m_new = alloc({rows, 1}, DType::fp32, Arena::Scratch, "m_new");
+  const Tensor alpha = alloc({rows, 1}, DType::fp32, Arena::Scratch, "alpha");
+  const Tensor beta = alloc({rows, 1}, DType::fp32, Arena::Scratch, "beta");
+  charge("composite");
   consume(other, op);  // its message, if it is a receive
   prepare_write(other);
   // The state is waited for only when something other than a sequence wrote it: the
   // scheduler orders sequences that touch it (the first step is serial).
   wait_unless_sequenced(state, op);
   wait_for_readers(state);
-  const std::uint32_t rows = state.rows(), d = state.cols() - 2;
-  const Tensor m_new = alloc({rows, 1}, DType::fp32, Arena::Scratch, "m_new");
-  const Tensor alpha = alloc({rows, 1}, DType::fp32, Arena::Scratch, "alpha");
-  const Tensor beta = alloc({rows, 1}, DType::fp32, Arena::Scratch, "beta");
   auto columns = [&](const Tensor& t, std::uint32_t begin, std::uint32_t count) {
     TcmView v = view_of(t);
     v.offset += static_cast<std::uint64_t>(begin) * 4;
@@ -689,7 +692,6 @@ Tensor Ctx::merge_state(const Tensor& state, const Tensor& other) {
   step(MathOp::Mul, olb, eb, olb);
   step(MathOp::Add, ola, olb, ola);
   step(MathOp::Copy, mn, {}, ma);
-  charge("composite");
   OpRecord r;
   r.engine = "math";
   r.kind = op;
@@ -894,10 +896,11 @@ void Ctx::send(const PeCoord& dst, const Tensor& x, std::uint32_t tag) {
     fail(op, "send to a PE that does not exist here: " + dst.str() + " (this is sip" +
                  std::to_string(sip().value) + ": cubes 0-" + std::to_string(num_cubes() - 1) +
                  ", PEs 0-" + std::to_string(num_pes() - 1) + ")");
-  consume(x, op);
+  check(x, op, "operand");
   if (x.is_ref()) fail(op, "the value sent must be in TCM, not a ref");
   check_contiguous(x, op);
-  charge("send");
+  charge("send");  // the CPU builds the send while its data is still being computed
+  consume(x, op);
   Command c;
   c.kind = Command::Kind::Send;
   c.dst_cube = dst.cube.value;
