@@ -268,7 +268,10 @@ void gqa_decode(tl::Ctx& tl, std::shared_ptr<const DecodeParams> params) {
     r.tiles.push_back({row, std::min<std::uint64_t>(p.tile_rows, mine.end() - row)});
   const std::vector<RowBlock> blocks = row_blocks(p.g, p.t_q, p.row_block);
   const RowRange q_rows = tl.shard_rows(group->q);
-  const TreeNode cube_node = center_node(cube_index, geo.w, geo.h);
+  // Level 1: even owners' segments reduce on the row-first tree, odd owners' on the
+  // column-first one, so the mesh links far from the root carry half the state each.
+  const TreeNode cube_node = tl.pe().value % 2 == 0 ? center_node(cube_index, geo.w, geo.h)
+                                                    : center_node_yx(cube_index, geo.w, geo.h);
   SoftmaxState whole;  // the state buffer, sized for the largest block
   tl::Tensor naive_alpha;
   PingPong pipeline;

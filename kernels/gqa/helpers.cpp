@@ -64,6 +64,15 @@ TreeNode center_node(std::uint32_t index, std::uint32_t w, std::uint32_t h) {
   return n;
 }
 
+TreeNode center_node_yx(std::uint32_t index, std::uint32_t w, std::uint32_t h) {
+  // Index (x, y) of the w x h group is (y, x) of its h x w transpose.
+  auto transpose = [](std::uint32_t i, std::uint32_t width, std::uint32_t other) { return i % width * other + i / width; };
+  TreeNode n = center_node(transpose(index, w, h), h, w);
+  for (std::uint32_t& c : n.children) c = transpose(c, h, w);
+  if (n.parent) n.parent = transpose(*n.parent, h, w);
+  return n;
+}
+
 std::uint32_t center_rounds(std::uint32_t w, std::uint32_t h) { return w / 2 + h / 2; }
 
 namespace {

@@ -59,6 +59,10 @@ std::uint32_t binomial_rounds(std::uint32_t pes);  // ceil(log2 P)
 // Level 1: center-root reduce over a w x h group: rows reduce toward the root's column,
 // then that column toward the root; every edge is one mesh hop. Indices are group-local.
 TreeNode center_node(std::uint32_t index, std::uint32_t w, std::uint32_t h);
+// The same with x and y swapped (columns toward the root's row, then that row toward the
+// root): same root and depth, and away from the root's row and column it uses the links
+// the first leaves idle.
+TreeNode center_node_yx(std::uint32_t index, std::uint32_t w, std::uint32_t h);
 std::uint32_t center_rounds(std::uint32_t w, std::uint32_t h);  // ceil((w-1)/2) + ceil((h-1)/2)
 
 // load / store of rows that may span several shards: one DMA per shard they touch.

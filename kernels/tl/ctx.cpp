@@ -367,6 +367,7 @@ Tensor Ctx::load(const DeviceTensor& t, RowRange rows, const Tensor* into) {
 void Ctx::store(const DeviceTensor& t, RowRange rows, const Tensor& x) {
   const std::string op = "store";
   const Tensor dst = hbm_rows(op, t, rows);
+  charge("store");
   consume(x, op);
   if (x.is_ref()) fail(op, "the value stored must be in TCM, not a ref");
   check_contiguous(x, op);
@@ -376,7 +377,6 @@ void Ctx::store(const DeviceTensor& t, RowRange rows, const Tensor& x) {
   if (x.elements() != dst.elements() || x.cols() != dst.cols())
     fail(op, "shape mismatch: value " + shape_text(x.shape()) + " into rows of '" + t.name() +
                  "' shaped " + shape_text(dst.shape()));
-  charge("store");
   Command c;
   c.kind = Command::Kind::DmaWrite;
   c.address = dst.ref_->address;
@@ -718,6 +718,7 @@ Tensor Ctx::dot(const Tensor& a, const Tensor& b, bool trans_b) {
 
 Tensor Ctx::math(MathOp op, const std::string& kind, const Tensor& a, const Tensor* b, const Tensor* c,
                  const Tensor* out, float scalar) {
+  charge(op == MathOp::Trans ? "trans" : "math");  // builds the command, then waits for its operands
   const Tensor* operands[] = {&a, b, c};
   for (const Tensor* t : operands) {
     if (!t) continue;
@@ -743,7 +744,6 @@ Tensor Ctx::math(MathOp op, const std::string& kind, const Tensor& a, const Tens
   } else {
     o = alloc(op == MathOp::Trans ? shape : a.shape(), DType::fp32, Arena::Scratch, kind);
   }
-  charge(op == MathOp::Trans ? "trans" : "math");
   Command cmd;
   cmd.kind = Command::Kind::Math;
   cmd.op = op;
@@ -807,7 +807,7 @@ Tensor Ctx::copy(const Tensor& a, const Tensor& out) { return math(MathOp::Copy,
 Tensor Ctx::trans(const Tensor& x) { return math(MathOp::Trans, "trans", x, nullptr, nullptr, nullptr); }
 
 Tensor Ctx::cast(const Tensor& a, DType dtype) {
-  consume(a, "cast");
+  check(a, "cast", "operand");
   const Tensor out = alloc(a.shape(), dtype, Arena::Scratch, a.name());
   return math(MathOp::Copy, "cast", a, nullptr, nullptr, &out);
 }
@@ -822,11 +822,11 @@ void Ctx::fill(const Tensor& out, float value) { math(MathOp::Fill, "fill", out,
 
 Tensor Ctx::reduce(MathOp op, const std::string& kind, const Tensor& x, int axis) {
   if (axis != 0 && axis != 1) fail(kind, "axis " + std::to_string(axis) + " is not allowed; allowed: 0 or 1");
+  charge("reduce");
   consume(x, kind);
   if (x.is_ref()) fail(kind, "operand must be in TCM, not a ref");
   const Tensor out = alloc(axis == 1 ? Shape{x.rows(), 1} : Shape{1, x.cols()}, DType::fp32,
                            Arena::Scratch, kind);
-  charge("reduce");
   Command cmd;
   cmd.kind = Command::Kind::Math;
   cmd.op = op;

@@ -148,6 +148,11 @@ TEST(DecodeLevers, TwoLevelReduceRoundsAndLinks) {
       EXPECT_EQ(s->hops, 1u) << "Level 1 send of more than one mesh hop";
       EXPECT_EQ(s->peer->pe, s->pe.pe) << "Level 1 joins the same PE of two cubes";
       EXPECT_EQ(s->bytes, 130u * 4) << "Level 1 carries one segment";
+      // Even owners reduce on the row-first tree, odd ones on the column-first one (the
+      // groups start at cubes 0 and 8 of the 4x4 mesh: group index = cube % 8).
+      const std::uint32_t from = s->pe.cube.value % 8;
+      const gqa::TreeNode node = s->pe.pe.value % 2 == 0 ? gqa::center_node(from, 4, 2) : gqa::center_node_yx(from, 4, 2);
+      EXPECT_EQ(node.parent, s->peer->cube.value % 8) << s->pe.str();
     } else {
       EXPECT_EQ(s->peer->cube, s->pe.cube) << "Level 2 send left the cube";
       level2[s->pe].push_back(s);
@@ -271,7 +276,7 @@ TEST(DecodeLevers, FusedIssuesFarFewerOps) {
 TEST(DecodeLevers, PeakTcmDoesNotGrowWithS) {
   Machine m = one_sip(false);
   std::uint64_t peak[2];
-  const std::uint64_t lengths[2] = {1024, 65536};
+  const std::uint64_t lengths[2] = {4096, 65536};  // 4 and 64 tiles per rank: both slots in use
   for (int i = 0; i < 2; ++i) {
     DecodeConfig cfg = small(8, 1, 8, 8, DType::bf16);
     cfg.s = lengths[i];

@@ -59,6 +59,20 @@ TEST(ReduceTrees, CenterRootTreeOnAFourByTwoGroup) {
   expect_tree({{0, {{1}, {}}}, {1, {{}, 0}}}, [](std::uint32_t i) { return center_node(i, 2, 1); });
 }
 
+// The column-first tree on the same group: columns toward row 0, then row 0 toward
+// column 1; same root, same depth (7 -> 3 -> 2 -> 1).
+TEST(ReduceTrees, ColumnFirstTreeOnAFourByTwoGroup) {
+  expect_tree({{0, {{4}, 1}},
+               {1, {{5, 0, 2}, {}}},
+               {2, {{6, 3}, 1}},
+               {3, {{7}, 2}},
+               {4, {{}, 0}},
+               {5, {{}, 1}},
+               {6, {{}, 2}},
+               {7, {{}, 3}}},
+              [](std::uint32_t i) { return center_node_yx(i, 4, 2); });
+}
+
 // A Hamiltonian cycle of the group, every step (and the wrap) one mesh hop.
 TEST(PrefillRing, HamiltonianOrderOnSmallGroups) {
   using Order = std::vector<std::uint32_t>;

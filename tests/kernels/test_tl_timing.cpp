@@ -31,10 +31,11 @@ TEST(TlTiming, LoadDotStoreChainIsTheSumOfItsParts) {
   m.rt.run();
   // a's 4 bursts leave room in the 8-burst window, so b starts issuing at once and the
   // two loads stream as one: latency + (8 KiB + 32 KiB) / bw after a's issue. Then the
-  // GEMM, then the store, each after its issue cost.
+  // GEMM after its issue cost, then the store: built while the GEMM runs, it goes out as
+  // the GEMM ends.
   const std::uint64_t gemm = 2 * 2 * 64 + 16 + 64;  // ceil(32/16) * ceil(128/64) * 64 + R + C
   const std::uint64_t expected = issue(m.topo, "load") + dma(8192 + 32768) + issue(m.topo, "dot") + gemm +
-                                 issue(m.topo, "store") + dma(16384);
+                                 dma(16384);
   EXPECT_EQ(m.rt.last_run_cycles(), expected);
   const auto& log = m.rt.op_log();
   ASSERT_EQ(log.select("dma", "load").size(), 2u);
@@ -43,9 +44,9 @@ TEST(TlTiming, LoadDotStoreChainIsTheSumOfItsParts) {
 }
 
 // The chain's critical path: the first load's issue, then HBM until the second load is
-// in, the dot's issue and GEMM, the store's issue and its HBM time. It goes through the
-// four ops in turn: each span from entering the op to entering the next (the next op's
-// issue cost included), the last to the end.
+// in, the dot's issue and GEMM, the store's HBM time (its issue ran under the GEMM). It
+// goes through the four ops in turn: each span from entering the op to entering the
+// next (the next op's issue cost included), the last to the end.
 TEST(TlTiming, LoadDotStoreChainsCriticalPathIsItsParts) {
   Machine m("small_1sip_2x2x2", false);
   const DPPolicy here = DPPolicy::replicate(1, 1, 0);
@@ -59,7 +60,7 @@ TEST(TlTiming, LoadDotStoreChainsCriticalPathIsItsParts) {
   }));
   m.rt.run();
   const CriticalPath path = m.rt.critical_path();
-  EXPECT_EQ(path.of("cpu"), issue(m.topo, "load") + issue(m.topo, "dot") + issue(m.topo, "store"));
+  EXPECT_EQ(path.of("cpu"), issue(m.topo, "load") + issue(m.topo, "dot"));
   EXPECT_EQ(path.of("hbm"), dma(8192 + 32768) + dma(16384));
   EXPECT_EQ(path.of("gemm"), 2 * 2 * 64 + 16 + 64);
   EXPECT_EQ(path.cycles.size(), 3u);
@@ -193,7 +194,7 @@ TEST(TlTiming, AWriteWaitsOnlyForReadersOfItsRows) {
   const auto fills = log.select("math", "fill");
   ASSERT_EQ(fills.size(), 2u);
   EXPECT_LT(fills[0]->issue, send.end);  // other rows: no wait
-  EXPECT_EQ(fills[1]->issue, send.end + issue(m.topo, "math"));
+  EXPECT_EQ(fills[1]->issue, send.end);   // built while it waited, out as the send is done
 }
 
 TEST(TlTiming, MergeStateIsItsStepsOnTheMathEngine) {
@@ -228,8 +229,37 @@ TEST(TlTiming, ConsumingAPendingHandleWaitsForIt) {
   const OpRecord& load = *log.select("dma", "load")[0];
   const auto exps = log.select("math", "exp");
   EXPECT_EQ(load.issue, issue(m.topo, "load"));  // issued without waiting
-  EXPECT_EQ(exps[0]->issue, load.end + issue(m.topo, "math"));
-  EXPECT_EQ(exps[1]->issue, exps[0]->end + issue(m.topo, "math"));
+  // Each exp is built (its issue cycles) while its operand is pending, and goes out the
+  // cycle the operand is done.
+  EXPECT_EQ(exps[0]->issue, load.end);
+  EXPECT_EQ(exps[1]->issue, exps[0]->end);
+}
+
+TEST(TlTiming, AMergeOfAMessageOnItsWayStartsWhenTheMessageIsIn) {
+  // The receiver posts the receive and issues merge_state at once; the CPU builds the
+  // merge (scratch, issue cycles) while the message travels, so the merge starts the
+  // cycle the message arrives. The sender builds its send while the state is loaded.
+  Machine m("small_1sip_2x2x2", false);
+  const std::uint32_t rows = 4, d = 64;
+  const DeviceTensor a = m.rt.empty("a", {rows, d + 2}, DType::fp32, DPPolicy::replicate(1, 1, 0));
+  const PeCoord sender{SipId(0), CubeId(0), PeId(1)};
+  m.rt.launch(SipId(0), "merge", [&](tl::Ctx& tl) {
+    if (tl.coord() == sender) tl.send(kPe, tl.load(a, {0, rows}), 7);
+    if (tl.coord() != kPe) return;
+    const tl::Tensor state = tl.persistent({rows, d + 2}, DType::fp32, "state");
+    tl.wait(tl.merge_state(state, tl.recv_async(sender, {rows, d + 2}, DType::fp32, 7)));
+  });
+  m.rt.run();
+  const auto& log = m.rt.op_log();
+  const OpRecord& load = *log.select("dma", "load").at(0);
+  const OpRecord& send = *log.select("ipcq", "send").at(0);
+  const OpRecord& recv = *log.select("ipcq", "recv").at(0);
+  const OpRecord& merge = *log.select("math", "merge_state").at(0);
+  EXPECT_EQ(send.issue, load.end);
+  EXPECT_GT(recv.end, issue(m.topo, "alloc") + issue(m.topo, "recv") + 3 * issue(m.topo, "alloc") +
+                          issue(m.topo, "composite"));  // the merge was built long before
+  EXPECT_EQ(merge.issue, recv.end);
+  EXPECT_EQ(merge.start, recv.end);
 }
 
 TEST(TlTiming, RecvAsyncOverlapsCompute) {
