@@ -196,6 +196,8 @@ TcmView Ctx::view_of(const Tensor& t) const {
   return v;
 }
 
+// Every op spends its issue cycles before it waits for its operands: the CPU builds the
+// command while they are still in flight and sends it the cycle they are ready.
 void Ctx::charge(const char* cpu_op) { pe_.cpu.spend(topo_.pe.cpu.issue_cycles.at(cpu_op)); }
 
 namespace {
@@ -331,6 +333,7 @@ Tensor Ctx::hbm_rows(const std::string& op, const DeviceTensor& t, RowRange rows
 
 Tensor Ctx::load(const DeviceTensor& t, RowRange rows, const Tensor* into) {
   const Tensor src = hbm_rows("load", t, rows);
+  charge("load");
   Tensor x;
   if (into) {
     check(*into, "load", "into");
@@ -348,7 +351,6 @@ Tensor Ctx::load(const DeviceTensor& t, RowRange rows, const Tensor* into) {
   for (const PendingStore& st : stores_)
     if (st.tensor == &t.placements() && st.rows.begin < rows.end() && rows.begin < st.rows.end())
       block_on(*st.cmd, "a store to rows of '" + t.name() + "' before loading them");
-  charge("load");
   Command c;
   c.kind = Command::Kind::DmaRead;
   c.address = src.ref_->address;
@@ -398,6 +400,7 @@ void Ctx::store(const DeviceTensor& t, RowRange rows, const Tensor& x) {
 Tensor Ctx::gemm_into(const Tensor& a, const Tensor& b, const CompositeOpts& opts, bool composite) {
   const std::string op = composite ? "composite" : "dot";
   if (a.is_ref()) fail(op, "operand a must be in TCM");
+  charge(composite ? "composite" : "dot");
   // A streamed composite whose a is still being loaded starts streaming b at once; its
   // GEMMs wait for the load in the scheduler (the first K tile streams while Q loads).
   const Command* a_load = nullptr;
@@ -445,7 +448,6 @@ Tensor Ctx::gemm_into(const Tensor& a, const Tensor& b, const CompositeOpts& opt
       stage = alloc({2 * static_cast<std::int64_t>(tile), b.cols()}, b.dtype(), Arena::Scratch, "stage");
     }
   }
-  charge(composite ? "composite" : "dot");
   Command c;
   c.m = m;
   c.n = n;
@@ -534,6 +536,7 @@ Tensor Ctx::flash_tile(const FlashTile& f) {
                    ", " + std::to_string(d) + "] " + dtype_name(f.k->dtype()));
   for (const Tensor* b : {f.s, f.p})
     if (b->elements() < static_cast<std::uint64_t>(m) * n) fail(op, "work buffer '" + b->name() + "' is too small");
+  charge("composite");
   consume(*f.q, op);
   if (!streamed) {
     consume(*f.k, op);
@@ -630,7 +633,6 @@ Tensor Ctx::flash_tile(const FlashTile& f) {
   stream(*f.v, f.stage_v, P, PV, false);
   math_step(MathOp::Add, O, PV, O);
 
-  charge("composite");
   OpRecord r;
   r.engine = "gemm";
   r.kind = op;
@@ -718,7 +720,7 @@ Tensor Ctx::dot(const Tensor& a, const Tensor& b, bool trans_b) {
 
 Tensor Ctx::math(MathOp op, const std::string& kind, const Tensor& a, const Tensor* b, const Tensor* c,
                  const Tensor* out, float scalar) {
-  charge(op == MathOp::Trans ? "trans" : "math");  // builds the command, then waits for its operands
+  charge(op == MathOp::Trans ? "trans" : "math");
   const Tensor* operands[] = {&a, b, c};
   for (const Tensor* t : operands) {
     if (!t) continue;
@@ -899,7 +901,7 @@ void Ctx::send(const PeCoord& dst, const Tensor& x, std::uint32_t tag) {
   check(x, op, "operand");
   if (x.is_ref()) fail(op, "the value sent must be in TCM, not a ref");
   check_contiguous(x, op);
-  charge("send");  // the CPU builds the send while its data is still being computed
+  charge("send");
   consume(x, op);
   Command c;
   c.kind = Command::Kind::Send;
@@ -925,6 +927,7 @@ Tensor Ctx::recv_async(const PeCoord& src, const Shape& shape, DType dtype, std:
   const std::string op = "recv";
   if (src.sip != sip() || src.cube.value >= num_cubes() || src.pe.value >= num_pes())
     fail(op, "receive from a PE that does not exist here: " + src.str());
+  charge("recv");
   Tensor t;
   if (into) {
     check(*into, op, "into");
@@ -938,7 +941,6 @@ Tensor Ctx::recv_async(const PeCoord& src, const Shape& shape, DType dtype, std:
   } else {
     t = alloc(shape, dtype, Arena::Scratch, "recv");
   }
-  charge("recv");
   OpRecord r;
   r.kernel = kernel_;
   r.pe = coord();
