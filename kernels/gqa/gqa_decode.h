@@ -6,8 +6,8 @@
 // 2-level reduce scattered by rows merges the (m, l, O) states: PE j of every cube owns
 // segment j of the state rows; Level 2 (IPCQ, recursive halving) merges each segment
 // over the cube at its owner, Level 1 (NOC) over the group's cubes on a center-root tree
-// with every send one mesh hop, and each owner of the root cube normalises and stores
-// its rows of O.
+// (row-first for even owners, column-first for odd ones) with every send one mesh hop,
+// and each owner of the root cube normalises and stores its rows of O.
 #include <memory>
 #include <optional>
 #include <string>
