@@ -122,8 +122,20 @@ void softmax_buffers(tl::Ctx& tl, const DecodeParams& p, PingPong& b, int i) {
   if (!p.prefetch_v) b.stage_v[i] = tl.persistent({kStageBuffers * p.stream_rows, d}, p.dtype, "stage_v");
 }
 
+// The rows of a block whose O is final after the last tile: one range, or (a block of
+// more than `seg` rows) ranges of `seg` rows, so the reduce of the first starts while
+// the GEMM engine still computes the others' P.V.
+std::vector<RowRange> final_segments(std::uint32_t rows, std::uint32_t seg) {
+  std::vector<RowRange> out;
+  const std::uint32_t step = seg == 0 ? rows : seg;
+  for (std::uint32_t r = 0; r < rows; r += step) out.push_back({r, std::min(step, rows - r)});
+  return out;
+}
+
 // `state` makes the block's softmax state: called once tile 0's Q.K^T is on its way.
-void sweep_pipelined(tl::Ctx& tl, const Rank& r, const std::function<SoftmaxState()>& state, PingPong& b) {
+// `done` is called with rows of the block as their O becomes final.
+void sweep_pipelined(tl::Ctx& tl, const Rank& r, const std::function<SoftmaxState()>& state, PingPong& b,
+                     const std::function<void(RowRange)>& done) {
   const DecodeParams& prm = r.p;
   const auto n_tiles = r.tiles.size();
   auto cols = [&](std::size_t j) { return static_cast<std::uint32_t>(r.tiles[j].count); };
@@ -156,6 +168,11 @@ void sweep_pipelined(tl::Ctx& tl, const Rank& r, const std::function<SoftmaxStat
     const tl::Tensor o_scaled = tl.mul(st.o, alpha[j % 2]);
     tl.add(o_scaled, pv[j % 2], &st.o);
   };
+  const std::vector<RowRange> last = final_segments(r.m_rows, prm.reduce_segment_rows);
+  auto rows_of = [&](const tl::Tensor& t, const RowRange& seg) {
+    if (seg.begin == 0 && seg.count == t.rows()) return t;
+    return tl.rows(t, static_cast<std::uint32_t>(seg.begin), static_cast<std::uint32_t>(seg.count));
+  };
   for (std::size_t j = 0; j < n_tiles; ++j) {
     if (j + 1 < n_tiles) {  // streams while this tile's softmax runs
       issue_qk(j + 1);
@@ -177,10 +194,24 @@ void sweep_pipelined(tl::Ctx& tl, const Rank& r, const std::function<SoftmaxStat
     pv_opts.out = &pv[j % 2];
     if (!prm.prefetch_v) pv_opts.stage = &b.stage_v[j % 2];  // a loaded V needs no staging
     const tl::Tensor v = prm.prefetch_v ? tl.rows(b.v[j % 3], 0, cols(j)) : tl.ref(r.group.v, r.tiles[j]);
-    tl.composite(p_out, v, pv_opts);
+    if (j + 1 < n_tiles || last.size() == 1) {
+      tl.composite(p_out, v, pv_opts);
+    } else {  // the last tile's P.V by segments, all queued before their reduces
+      for (const RowRange& seg : last) {
+        const tl::Tensor out = rows_of(pv[j % 2], seg);
+        pv_opts.out = &out;
+        tl.composite(rows_of(p_out, seg), v, pv_opts);
+      }
+    }
     if (j > 0) update_o(j - 1);  // the previous tile's P.V is done by now
   }
-  update_o(n_tiles - 1);
+  const std::size_t j = n_tiles - 1;
+  for (const RowRange& seg : last) {
+    const tl::Tensor o = rows_of(st.o, seg);
+    const tl::Tensor o_scaled = tl.mul(o, rows_of(alpha[j % 2], seg));
+    tl.add(o_scaled, rows_of(pv[j % 2], seg), &o);
+    done(seg);
+  }
 }
 
 // One scheduler command per tile. Three sets of work buffers: tile j+1 and j+2 are
@@ -291,76 +322,84 @@ void gqa_decode(tl::Ctx& tl, std::shared_ptr<const DecodeParams> params) {
       st = r.m_rows == p.row_block ? whole : SoftmaxState::of(tl, tl.rows(whole.packed, 0, r.m_rows));
       return st;
     };
-    if (r.tiles.empty()) {
-      block_state().reset(tl);  // an empty state: m = -inf contributes nothing to the reduce
-    } else {  // each sweep resets the state once its first GEMM is on its way
-      switch (p.variant) {
-        case Variant::Naive:
-          if (!naive_alpha.valid()) naive_alpha = tl.persistent({p.row_block, 1}, DType::fp32, "alpha");
-          sweep_naive(tl, r, block_state(), naive_alpha);
-          break;
-        case Variant::Pipelined: sweep_pipelined(tl, r, block_state, pipeline); break;
-        case Variant::Fused:
-          if (!fused[0].s.valid()) fused = fused_sets(tl, p);
-          sweep_fused(tl, r, block_state(), fused);
-          break;
-      }
-    }
 
-    // The reduce, scattered by rows (docs/gqa_decode.md, Reduce to root): the block's state
-    // rows are split into P segments, segment j owned by PE j (none when a block has
-    // fewer rows than P). Level 2 (IPCQ) leaves owner j holding segment j merged over
-    // the cube; Level 1 (NOC) reduces it over the group's cubes on the center-root tree,
-    // every send one mesh hop; at the root cube each owner divides by l and stores its
-    // rows of O.
-    const std::uint32_t me = tl.pe().value;
-    auto span = [&](std::uint32_t lo, std::uint32_t hi) {  // the rows of segments [lo, hi)
-      const std::uint64_t begin = shard_rows(r.m_rows, p.pes, lo).begin;
-      return RowRange{begin, shard_rows(r.m_rows, p.pes, hi - 1).end() - begin};
-    };
+    // The reduce of rows `seg` of the block, scattered by rows (docs/gqa_decode.md,
+    // Reduce to root): they are split into P parts, part j owned by PE j (none when
+    // there are fewer rows than P). Level 2 (IPCQ) leaves owner j holding part j merged
+    // over the cube; Level 1 (NOC) reduces it over the group's cubes on the center-root
+    // tree, every send one mesh hop; at the root cube each owner divides by l and stores
+    // its rows of O once every range is issued (the program waits for the merges there).
+    std::vector<RowRange> finals;  // the root's parts
     auto state_rows = [&](RowRange rows) {
       return tl.rows(st.packed, static_cast<std::uint32_t>(rows.begin), static_cast<std::uint32_t>(rows.count));
     };
-    auto on_pe = [&](std::uint32_t pe) { return PeCoord{tl.sip(), tl.cube(), PeId(pe)}; };
-    tl.phase("reduce level 2");
-    const auto reduce_scope = tl.scratch_scope();  // the received segments
-    if ((p.pes & (p.pes - 1)) == 0) {
-      // Recursive halving: in round `half` = P/2, ..., 1, PE p keeps the half of its
-      // segments on its side of bit `half`, sends the other half to p ^ half and merges
-      // that PE's copy of its own: log2 P messages of 1/2, 1/4, ... of the state.
-      std::uint32_t lo = 0, hi = p.pes;
-      for (std::uint32_t half = p.pes / 2; half >= 1; half /= 2) {
-        const bool upper = (me & half) != 0;
-        const std::uint32_t mid = lo + half;
-        const RowRange give = upper ? span(lo, mid) : span(mid, hi), keep = upper ? span(mid, hi) : span(lo, mid);
-        if (give.count > 0) tl.send(on_pe(me ^ half), state_rows(give), kTagLevel2);
-        if (keep.count > 0) recv_merge(tl, state_rows(keep), on_pe(me ^ half), kTagLevel2);
-        (upper ? lo : hi) = mid;
-      }
-    } else {
-      // Every PE sends each owner its segment, rotated so no owner is everyone's first.
-      for (std::uint32_t k = 1; k < p.pes; ++k)
-        if (const RowRange seg = span((me + k) % p.pes, (me + k) % p.pes + 1); seg.count > 0)
-          tl.send(on_pe((me + k) % p.pes), state_rows(seg), kTagLevel2);
-      if (span(me, me + 1).count > 0)
+    auto reduce = [&](RowRange seg) {
+      const std::uint32_t me = tl.pe().value;
+      auto span = [&](std::uint32_t lo, std::uint32_t hi) {  // the rows of parts [lo, hi)
+        const std::uint64_t begin = seg.begin + shard_rows(seg.count, p.pes, lo).begin;
+        return RowRange{begin, seg.begin + shard_rows(seg.count, p.pes, hi - 1).end() - begin};
+      };
+      auto on_pe = [&](std::uint32_t pe) { return PeCoord{tl.sip(), tl.cube(), PeId(pe)}; };
+      tl.phase("reduce level 2");
+      if ((p.pes & (p.pes - 1)) == 0) {
+        // Recursive halving: in round `half` = P/2, ..., 1, PE p keeps the half of its
+        // parts on its side of bit `half`, sends the other half to p ^ half and merges
+        // that PE's copy of its own: log2 P messages of 1/2, 1/4, ... of the rows.
+        std::uint32_t lo = 0, hi = p.pes;
+        for (std::uint32_t half = p.pes / 2; half >= 1; half /= 2) {
+          const bool upper = (me & half) != 0;
+          const std::uint32_t mid = lo + half;
+          const RowRange give = upper ? span(lo, mid) : span(mid, hi), keep = upper ? span(mid, hi) : span(lo, mid);
+          if (give.count > 0) tl.send(on_pe(me ^ half), state_rows(give), kTagLevel2);
+          if (keep.count > 0) recv_merge(tl, state_rows(keep), on_pe(me ^ half), kTagLevel2);
+          (upper ? lo : hi) = mid;
+        }
+      } else {
+        // Every PE sends each owner its part, rotated so no owner is everyone's first.
         for (std::uint32_t k = 1; k < p.pes; ++k)
-          recv_merge(tl, state_rows(span(me, me + 1)), on_pe((me + p.pes - k) % p.pes), kTagLevel2);
+          if (const RowRange part = span((me + k) % p.pes, (me + k) % p.pes + 1); part.count > 0)
+            tl.send(on_pe((me + k) % p.pes), state_rows(part), kTagLevel2);
+        if (span(me, me + 1).count > 0)
+          for (std::uint32_t k = 1; k < p.pes; ++k)
+            recv_merge(tl, state_rows(span(me, me + 1)), on_pe((me + p.pes - k) % p.pes), kTagLevel2);
+      }
+      const RowRange own = span(me, me + 1);
+      if (own.count == 0) return;
+      const tl::Tensor part_state = state_rows(own);
+      tl.phase("reduce level 1");
+      for (const std::uint32_t child : cube_node.children)
+        recv_merge(tl, part_state, PeCoord{tl.sip(), geo.cube_at(child), PeId(me)}, kTagLevel1);
+      if (cube_node.parent) {
+        tl.send(PeCoord{tl.sip(), geo.cube_at(*cube_node.parent), PeId(me)}, part_state, kTagLevel1);
+        return;
+      }
+      finals.push_back(own);
+    };
+    const RowRange all{0, r.m_rows};
+    // Each sweep resets the state once its first GEMM is on its way.
+    if (r.tiles.empty()) {
+      block_state().reset(tl);  // an empty state: m = -inf contributes nothing to the reduce
+      for (const RowRange& seg : final_segments(r.m_rows, p.reduce_segment_rows)) reduce(seg);  // as its peers do
+    } else switch (p.variant) {
+      case Variant::Naive:
+        if (!naive_alpha.valid()) naive_alpha = tl.persistent({p.row_block, 1}, DType::fp32, "alpha");
+        sweep_naive(tl, r, block_state(), naive_alpha);
+        reduce(all);
+        break;
+      case Variant::Pipelined: sweep_pipelined(tl, r, block_state, pipeline, reduce); break;
+      case Variant::Fused:
+        if (!fused[0].s.valid()) fused = fused_sets(tl, p);
+        sweep_fused(tl, r, block_state(), fused);
+        reduce(all);
+        break;
     }
-    const RowRange own = span(me, me + 1);
-    if (own.count == 0) continue;
-    const tl::Tensor seg_state = state_rows(own);
-    tl.phase("reduce level 1");
-    for (const std::uint32_t child : cube_node.children)
-      recv_merge(tl, seg_state, PeCoord{tl.sip(), geo.cube_at(child), PeId(me)}, kTagLevel1);
-    if (cube_node.parent) {
-      tl.send(PeCoord{tl.sip(), geo.cube_at(*cube_node.parent), PeId(me)}, seg_state, kTagLevel1);
-      continue;
+    for (const RowRange& own : finals) {
+      tl.phase("store O");
+      const SoftmaxState part = SoftmaxState::of(tl, state_rows(own));
+      const tl::Tensor out = tl.div(part.o, part.l);
+      const tl::Tensor o = p.dtype == DType::fp32 ? out : tl.cast(out, p.dtype);
+      store_rows(tl, group->o, {blk.rows.begin + own.begin, own.count}, o);
     }
-    tl.phase("store O");
-    const SoftmaxState part = SoftmaxState::of(tl, seg_state);
-    const tl::Tensor out = tl.div(part.o, part.l);
-    const tl::Tensor o = p.dtype == DType::fp32 ? out : tl.cast(out, p.dtype);
-    store_rows(tl, group->o, {blk.rows.begin + own.begin, own.count}, o);
   }
 }
 

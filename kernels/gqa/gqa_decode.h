@@ -43,6 +43,9 @@ struct DecodeParams : AttentionParams {
   // Query rows swept at a time: G * T_q when they fit TCM beside the pipeline, else
   // blocks of whole heads or of one head's positions, each swept, reduced and stored.
   std::uint32_t row_block = 8;
+  // Pipelined: rows per segment of the last tile's P.V, each reduced as it is done
+  // (0: the block at once).
+  std::uint32_t reduce_segment_rows = 0;
   std::vector<DecodeGroup> groups;  // the groups of the device the kernel runs on
 };
 

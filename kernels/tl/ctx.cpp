@@ -115,8 +115,8 @@ void Ctx::end_scope(std::uint64_t mark, std::size_t first) {
     Buffer& b = *scratch_[i];
     if (!unwinding) {
       if (b.receiving) take_message(b);  // its message must land before the space is reused
-      if (b.producer) block_on(*b.producer, "scope end: '" + b.name + "' still being written");
-      for (const Reader& r : b.readers) block_on(*r.cmd, "scope end: '" + b.name + "' still being read");
+      for (const Access& w : b.writers) block_on(*w.cmd, "scope end: '" + b.name + "' still being written");
+      for (const Access& r : b.readers) block_on(*r.cmd, "scope end: '" + b.name + "' still being read");
     }
     b.alive = false;
   }
@@ -152,27 +152,38 @@ void Ctx::block_on(const Command& cmd, const std::string& what) {
   waiting_for_.clear();
 }
 
+namespace {
+bool overlaps(const Access& a, const Tensor& t) { return a.begin < t.span_end() && t.span_begin() < a.end; }
+bool finished(const Access& a) { return a.cmd->done; }
+// Whether the scheduler may hold the command back (it waits for others or a message).
+bool held(const Command& c) { return !c.waits_for.empty() || c.receive.has_value(); }
+}  // namespace
+
 void Ctx::consume(const Tensor& t, const std::string& op) {
   check(t, op, "operand");
   if (!t.buffer_) return;
   Buffer& b = *t.buffer_;
   if (b.receiving) take_message(b);
-  if (b.producer) {
-    block_on(*b.producer, "'" + b.name + "' for op '" + op + "'");
-    b.producer = nullptr;
-  }
-  std::erase_if(b.readers, [](const Reader& r) { return r.cmd->done; });
+  for (const Access& w : b.writers)
+    if (overlaps(w, t)) block_on(*w.cmd, "'" + b.name + "' for op '" + op + "'");
+  std::erase_if(b.writers, finished);
+  std::erase_if(b.readers, finished);
 }
 
 void Ctx::add_reader(const Tensor& t, const Command& cmd) {
   t.buffer_->readers.push_back({&cmd, t.span_begin(), t.span_end()});
 }
 
+void Ctx::add_writer(const Tensor& t, const Command& cmd) {
+  t.buffer_->writers.push_back({&cmd, t.span_begin(), t.span_end()});
+}
+
 void Ctx::prepare_write(const Tensor& t) {
   Buffer& b = *t.buffer_;
   if (b.receiving) take_message(b);
-  if (b.producer) block_on(*b.producer, "'" + b.name + "' before overwriting it");
-  b.producer = nullptr;
+  for (const Access& w : b.writers)
+    if (overlaps(w, t)) block_on(*w.cmd, "'" + b.name + "' before overwriting it");
+  std::erase_if(b.writers, finished);
   wait_for_readers(t);
 }
 
@@ -180,10 +191,19 @@ void Ctx::wait_for_readers(const Tensor& t) {
   // Only readers of the bytes written: rows of a state can be merged while other rows
   // are still being sent.
   Buffer& b = *t.buffer_;
-  for (const Reader& r : b.readers)
-    if (r.begin < t.span_end() && t.span_begin() < r.end)
-      block_on(*r.cmd, "readers of '" + b.name + "' before overwriting it");
-  std::erase_if(b.readers, [](const Reader& r) { return r.cmd->done; });
+  for (const Access& r : b.readers)
+    if (overlaps(r, t)) block_on(*r.cmd, "readers of '" + b.name + "' before overwriting it");
+  std::erase_if(b.readers, finished);
+}
+
+std::vector<const Command*> Ctx::pending_accesses(const Tensor& t, bool write) const {
+  std::vector<const Command*> out;
+  const Buffer& b = *t.buffer_;
+  for (const auto* list : {&b.writers, write ? &b.readers : nullptr})
+    if (list)
+      for (const Access& a : *list)
+        if (!a.cmd->done && overlaps(a, t)) out.push_back(a.cmd);
+  return out;
 }
 
 TcmView Ctx::view_of(const Tensor& t) const {
@@ -240,6 +260,7 @@ void Ctx::completed(const Command& cmd) {
   OpRecord& r = log_.at(cmd.op_id);
   r.start = cycles(cmd.started);
   r.end = cycles(cmd.finished);
+  if (cmd.receive) log_.at(cmd.receive->op_id).end = cycles(cmd.receive->arrival);
 }
 
 void Ctx::finish() {
@@ -362,7 +383,7 @@ Tensor Ctx::load(const DeviceTensor& t, RowRange rows, const Tensor* into) {
   r.bytes = c.bytes;
   r.tensor = t.name();
   r.shape = shape_text(x.shape());
-  x.buffer_->producer = &issue(c, std::move(r));
+  add_writer(x, issue(c, std::move(r)));
   return x;
 }
 
@@ -404,11 +425,11 @@ Tensor Ctx::gemm_into(const Tensor& a, const Tensor& b, const CompositeOpts& opt
   // A streamed composite whose a is still being loaded starts streaming b at once; its
   // GEMMs wait for the load in the scheduler (the first K tile streams while Q loads).
   const Command* a_load = nullptr;
-  if (composite && b.is_ref() && a.buffer_ && !a.buffer_->receiving && a.buffer_->producer &&
-      a.buffer_->producer->kind == Command::Kind::DmaRead && !a.buffer_->producer->done)
-    a_load = a.buffer_->producer;
-  else
-    consume(a, op);
+  if (composite && b.is_ref() && a.buffer_ && !a.buffer_->receiving) {
+    const std::vector<const Command*> pending = pending_accesses(a, false);
+    if (pending.size() == 1 && pending.front()->kind == Command::Kind::DmaRead) a_load = pending.front();
+  }
+  if (!a_load) consume(a, op);
   if (b.is_ref() && !composite) fail(op, "operand b is an HBM ref; only composite streams refs");
   if (!b.is_ref()) consume(b, op);
   check(b, op, "operand b");
@@ -479,10 +500,10 @@ Tensor Ctx::gemm_into(const Tensor& a, const Tensor& b, const CompositeOpts& opt
     c.b = view_of(b);
   }
   const Command& cmd = issue(c, std::move(r));
-  out.buffer_->producer = &cmd;
+  add_writer(out, cmd);
   add_reader(a, cmd);
   if (b.buffer_) add_reader(b, cmd);
-  if (stage.buffer_) stage.buffer_->producer = &cmd;
+  if (stage.buffer_) add_writer(stage, cmd);
   return out;
 }
 
@@ -509,10 +530,10 @@ Command math_step_command(MathOp op, TcmView in0, TcmView in1, TcmView out, std:
 void Ctx::wait_unless_sequenced(const Tensor& t, const std::string& op) {
   Buffer& b = *t.buffer_;
   if (b.receiving) take_message(b);
-  if (b.producer && b.producer->kind != Command::Kind::Sequence) {
-    block_on(*b.producer, "'" + b.name + "' for op '" + op + "'");
-    b.producer = nullptr;
-  }
+  // A command the scheduler holds is not in its order yet: wait for it here.
+  for (const Access& w : b.writers)
+    if ((w.cmd->kind != Command::Kind::Sequence || held(*w.cmd)) && overlaps(w, t))
+      block_on(*w.cmd, "'" + b.name + "' for op '" + op + "'");
 }
 
 Tensor Ctx::flash_tile(const FlashTile& f) {
@@ -640,8 +661,8 @@ Tensor Ctx::flash_tile(const FlashTile& f) {
   r.flops = 4ull * m * n * d;
   r.tensor = f.k->name();
   const Command& cmd = issue(seq, std::move(r));
-  for (const Tensor* b : work) b->buffer_->producer = &cmd;
-  for (const Tensor* b : {f.m, f.l, f.o}) b->buffer_->producer = &cmd;
+  for (const Tensor* b : work) add_writer(*b, cmd);
+  for (const Tensor* b : {f.m, f.l, f.o}) add_writer(*b, cmd);
   add_reader(*f.q, cmd);
   if (!streamed) {
     add_reader(*f.k, cmd);
@@ -659,19 +680,19 @@ Tensor Ctx::merge_state(const Tensor& state, const Tensor& other) {
     fail(op, "state " + shape_text(state.shape()) + " " + dtype_name(state.dtype()) + " and other " +
                  shape_text(other.shape()) + " " + dtype_name(other.dtype()) +
                  ": both must be the same contiguous fp32 [rows, d + 2] (O | l | m)");
-  // The CPU builds the sequence (its scratch and its issue cycles) first and then waits:
-  // a merge of a message still on its way starts the moment the message is in.
+  // The program does not wait: the scheduler holds the merge until its message is in
+  // and what writes or reads those rows of the state (or writes `other`) is done, and
+  // starts it that moment. So a reduce of some rows runs while other rows are computed.
   const std::uint32_t rows = state.rows(), d = state.cols() - 2;
   const Tensor m_new = alloc({rows, 1}, DType::fp32, Arena::Scratch, "m_new");
   const Tensor alpha = alloc({rows, 1}, DType::fp32, Arena::Scratch, "alpha");
   const Tensor beta = alloc({rows, 1}, DType::fp32, Arena::Scratch, "beta");
   charge("composite");
-  consume(other, op);  // its message, if it is a receive
-  prepare_write(other);
-  // The state is waited for only when something other than a sequence wrote it: the
-  // scheduler orders sequences that touch it (the first step is serial).
-  wait_unless_sequenced(state, op);
-  wait_for_readers(state);
+  Command seq;
+  seq.kind = Command::Kind::Sequence;
+  if (other.buffer_->receiving) seq.receive = receive_in_scheduler(*other.buffer_);
+  seq.waits_for = pending_accesses(other, true);
+  for (const Command* c : pending_accesses(state, true)) seq.waits_for.push_back(c);
   auto columns = [&](const Tensor& t, std::uint32_t begin, std::uint32_t count) {
     TcmView v = view_of(t);
     v.offset += static_cast<std::uint64_t>(begin) * 4;
@@ -681,13 +702,11 @@ Tensor Ctx::merge_state(const Tensor& state, const Tensor& other) {
   };
   const TcmView ma = columns(state, d + 1, 1), mb = columns(other, d + 1, 1);
   const TcmView ola = columns(state, 0, d + 1), olb = columns(other, 0, d + 1);
-  Command seq;
-  seq.kind = Command::Kind::Sequence;
   auto step = [&](MathOp mop, TcmView in0, TcmView in1, TcmView out, bool serial = false) {
     seq.steps.push_back(math_step_command(mop, in0, in1, out, 0, 0, serial));
   };
   const TcmView mn = view_of(m_new), ea = view_of(alpha), eb = view_of(beta);
-  step(MathOp::Maximum, ma, mb, mn, true);  // first touch of the state: after earlier sequences
+  step(MathOp::Maximum, ma, mb, mn);
   step(MathOp::ExpDiff, ma, mn, ea);
   step(MathOp::ExpDiff, mb, mn, eb);
   step(MathOp::Mul, ola, ea, ola);  // O and l in one pass each
@@ -701,8 +720,8 @@ Tensor Ctx::merge_state(const Tensor& state, const Tensor& other) {
   r.tensor = state.name();
   r.shape = shape_text(state.shape());
   const Command& cmd = issue(seq, std::move(r));
-  for (const Tensor* t : {&m_new, &alpha, &beta, &other}) t->buffer_->producer = &cmd;
-  state.buffer_->producer = &cmd;
+  for (const Tensor* t : {&m_new, &alpha, &beta, &other, &state}) add_writer(*t, cmd);
+  if (cmd.receive) scheduler_receives_[{cmd.receive->src_cube, cmd.receive->src_pe, cmd.receive->tag}] = &cmd;
   return state;
 }
 
@@ -761,7 +780,7 @@ Tensor Ctx::math(MathOp op, const std::string& kind, const Tensor& a, const Tens
   r.flops = a.elements();
   r.tensor = a.name();
   const Command& issued = issue(cmd, std::move(r));
-  o.buffer_->producer = &issued;
+  add_writer(o, issued);
   for (const Tensor* t : operands)
     if (t && t->buffer_ != o.buffer_) add_reader(*t, issued);
   return o;
@@ -799,7 +818,7 @@ Tensor Ctx::causal_bias(std::uint32_t rows, std::uint32_t cols, std::int64_t q_p
   r.engine = "math";
   r.kind = "causal_bias";
   r.flops = t.elements();
-  t.buffer_->producer = &issue(cmd, std::move(r));
+  add_writer(t, issue(cmd, std::move(r)));
   return t;
 }
 Tensor Ctx::where(const Tensor& mask, const Tensor& a, const Tensor& b, const Tensor* out) {
@@ -842,7 +861,7 @@ Tensor Ctx::reduce(MathOp op, const std::string& kind, const Tensor& x, int axis
   r.flops = x.elements();
   r.tensor = x.name();
   const Command& issued = issue(cmd, std::move(r));
-  out.buffer_->producer = &issued;
+  add_writer(out, issued);
   add_reader(x, issued);
   return out;
 }
@@ -902,8 +921,10 @@ void Ctx::send(const PeCoord& dst, const Tensor& x, std::uint32_t tag) {
   if (x.is_ref()) fail(op, "the value sent must be in TCM, not a ref");
   check_contiguous(x, op);
   charge("send");
-  consume(x, op);
+  // Not waited for by the program: the scheduler sends it once x is written.
+  if (x.buffer_->receiving) take_message(*x.buffer_);
   Command c;
+  c.waits_for = pending_accesses(x, false);
   c.kind = Command::Kind::Send;
   c.dst_cube = dst.cube.value;
   c.dst_pe = dst.pe.value;
@@ -974,7 +995,31 @@ void Ctx::take_message(Buffer& b) {
   }
 }
 
+std::optional<Command::Receive> Ctx::receive_in_scheduler(Buffer& b) {
+  // The earlier receives of its sender and tag are taken first, as take_message does.
+  auto& posted = posted_[{b.recv_from.cube.value, b.recv_from.pe.value, b.recv_tag}];
+  while (posted.front().get() != &b) {
+    const std::shared_ptr<Buffer> next = posted.front();
+    posted.pop_front();
+    if (next->receiving) take_one(*next);
+  }
+  posted.pop_front();
+  b.receiving = false;
+  Command::Receive r;
+  r.src_cube = b.recv_from.cube.value;
+  r.src_pe = b.recv_from.pe.value;
+  r.tag = b.recv_tag;
+  r.bytes = b.recv_bytes;
+  if (data_) r.tcm = pe_.tcm.data(b.recv_offset);
+  r.op_id = b.recv_op;
+  return r;
+}
+
 void Ctx::take_one(Buffer& b) {
+  // A receive of the same sender and tag that the scheduler holds takes its message first.
+  if (const auto it = scheduler_receives_.find({b.recv_from.cube.value, b.recv_from.pe.value, b.recv_tag});
+      it != scheduler_receives_.end())
+    block_on(*it->second, "a held receive from " + b.recv_from.str() + " with tag " + std::to_string(b.recv_tag));
   std::optional<Message> m;
   while (!(m = pe_.ipcq.take(b.recv_from.cube.value, b.recv_from.pe.value, b.recv_tag))) {
     waiting_for_ = "a message from " + b.recv_from.str() + " with tag " + std::to_string(b.recv_tag);

@@ -186,10 +186,15 @@ class Ctx {
   void end_scope(std::uint64_t mark, std::size_t first);
   void check(const Tensor& t, const std::string& op, const char* role) const;
   void check_contiguous(const Tensor& t, const std::string& op) const;
-  void consume(const Tensor& t, const std::string& op);  // auto-wait for its producer
+  void consume(const Tensor& t, const std::string& op);  // auto-wait for its writers
   void prepare_write(const Tensor& t);                    // wait for its writer and readers of its bytes
   void wait_for_readers(const Tensor& t);                  // of the bytes t spans
   void add_reader(const Tensor& t, const Command& cmd);
+  void add_writer(const Tensor& t, const Command& cmd);
+  // The commands still writing (and, for a write, reading) the bytes t spans.
+  std::vector<const Command*> pending_accesses(const Tensor& t, bool write) const;
+  // Hands a posted receive to the scheduler (the merge that consumes it takes it there).
+  std::optional<Command::Receive> receive_in_scheduler(Buffer& b);
   // A sequence's running state: waits only when something other than a sequence wrote
   // it (the scheduler orders the sequences that update it: their first step is serial).
   void wait_unless_sequenced(const Tensor& t, const std::string& op);
@@ -230,6 +235,8 @@ class Ctx {
     const Command* cmd;
   };
   std::vector<PendingStore> stores_;
+  // The last receive per (sender cube, sender PE, tag) handed to the scheduler.
+  std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>, const Command*> scheduler_receives_;
   TcmUse use_;
   std::string waiting_for_;
   std::uint32_t scopes_ = 0;

@@ -14,9 +14,9 @@ namespace kb::tl {
 
 enum class Arena : std::uint8_t { Scratch, Persistent };
 
-// A command reading bytes [begin, end) of a buffer: a write elsewhere in the buffer
-// need not wait for it.
-struct Reader {
+// A command reading or writing bytes [begin, end) of a buffer: an access elsewhere in
+// the buffer need not wait for it (rows of a state merge while others are updated).
+struct Access {
   const Command* cmd;
   std::uint64_t begin, end;
 };
@@ -27,8 +27,7 @@ struct Buffer {
   std::uint64_t offset = 0, bytes = 0;
   Arena arena = Arena::Scratch;
   bool alive = true;                      // false once its scratch scope has ended
-  const Command* producer = nullptr;      // the command that writes it, until done
-  std::vector<Reader> readers;            // commands that read it, until done
+  std::vector<Access> writers, readers;   // commands that write / read it, until done
   // A posted receive: the message that fills it has not been taken yet.
   bool receiving = false;
   PeCoord recv_from;

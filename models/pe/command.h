@@ -2,6 +2,7 @@
 // The descriptor of one engine command. It travels from PeCpu through PeScheduler to
 // an engine as a tlm_generic_payload carrying a CommandExtension.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -76,6 +77,18 @@ struct Command {
 
   // Send: destination PE in the same SIP, message tag.
   std::uint32_t dst_cube = 0, dst_pe = 0, tag = 0;
+
+  // Held in the scheduler until the commands in `waits_for` (this PE's) have been served
+  // and, with a `receive`, its message is in: the program issues it without waiting.
+  std::vector<const Command*> waits_for;
+  struct Receive {
+    std::uint32_t src_cube = 0, src_pe = 0, tag = 0;
+    std::uint64_t bytes = 0;
+    std::uint8_t* tcm = nullptr;  // where the message's bytes go (data mode)
+    std::uint64_t op_id = 0;      // the op-log record of the receive
+    sc_core::sc_time arrival;     // filled when taken
+  };
+  std::optional<Receive> receive;
 
   // Sequence: `steps` run one after the other in the scheduler.
   // A step marked `serial` also waits until every earlier sequence has finished (it

@@ -20,6 +20,7 @@ Pe::Pe(const sc_core::sc_module_name& name, const Topology& topo, const AddressM
   connect(scheduler.gemm, gemm.command);
   connect(scheduler.math, math.command);
   connect(scheduler.ipcq, ipcq.command);
+  scheduler.attach(ipcq);
 }
 
 }  // namespace kb

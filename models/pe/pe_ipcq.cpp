@@ -97,6 +97,7 @@ void PeIpcq::deliver(tlm::tlm_generic_payload& gp) {
   received_.push_back(std::move(m));
   gp.set_response_status(tlm::TLM_OK_RESPONSE);
   arrived_.notify(sc_core::SC_ZERO_TIME);
+  if (on_message_) on_message_();
 }
 
 namespace {

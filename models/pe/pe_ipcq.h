@@ -3,6 +3,7 @@
 // address: inside the cube it crosses the fabric, to another cube it crosses the NOC.
 // The mailbox target socket receives messages and keeps them until taken.
 #include <deque>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -38,6 +39,8 @@ class PeIpcq : public PeEngine {
   // Takes the first arrived message from (src_cube, src_pe) with `tag`.
   std::optional<Message> take(std::uint32_t src_cube, std::uint32_t src_pe, std::uint32_t tag);
   const sc_core::sc_event& message_event() const { return arrived_; }
+  // Called the moment a message arrives (the scheduler's held receives take theirs).
+  void on_message(std::function<void()> hook) { on_message_ = std::move(hook); }
   std::uint64_t bytes_sent() const { return bytes_sent_; }
 
  private:
@@ -58,6 +61,7 @@ class PeIpcq : public PeEngine {
   tlm_utils::peq_with_cb_and_phase<PeIpcq> arrivals_;
   std::deque<Message> received_;
   sc_core::sc_event arrived_;
+  std::function<void()> on_message_;
   std::uint64_t bytes_sent_ = 0;
 };
 

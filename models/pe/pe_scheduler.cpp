@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "models/common/path_extension.h"
+
 namespace kb {
 
 PeScheduler::PeScheduler(const sc_core::sc_module_name& name, PeTcm& tcm)
@@ -32,12 +34,72 @@ tlm::tlm_sync_enum PeScheduler::nb_transport_fw(tlm::tlm_generic_payload& gp, tl
   return responder_.forward(name(), gp, phase, delay, [this](tlm::tlm_generic_payload& cmd_gp, const sc_core::sc_time&) {
     if (!admit_command(cmd_gp)) return false;
     if (cmd_gp.has_mm()) cmd_gp.acquire();
-    const Command::Kind kind = CommandExtension::of(cmd_gp).kind;
-    if (kind == Command::Kind::Composite) start_composite(cmd_gp);
-    else if (kind == Command::Kind::Sequence) start_sequence(cmd_gp);
-    else engine(CommandExtension::of(cmd_gp).engine()).send(cmd_gp);
+    const Command& cmd = CommandExtension::of(cmd_gp);
+    if (cmd.waits_for.empty() && !cmd.receive && !(cmd.kind == Command::Kind::Send && holds_send())) {
+      dispatch(cmd_gp);
+    } else {
+      held_.push_back({&cmd_gp, std::nullopt});
+      release_held();
+    }
     return true;
   });
+}
+
+void PeScheduler::attach(PeIpcq& mailbox) {
+  mailbox_ = &mailbox;
+  mailbox.on_message([this] { release_held(); });
+}
+
+bool PeScheduler::holds_send() const {
+  return std::any_of(held_.begin(), held_.end(),
+                     [](const Held& h) { return CommandExtension::of(*h.gp).kind == Command::Kind::Send; });
+}
+
+void PeScheduler::dispatch(tlm::tlm_generic_payload& gp) {
+  const Command::Kind kind = CommandExtension::of(gp).kind;
+  if (kind == Command::Kind::Composite) start_composite(gp);
+  else if (kind == Command::Kind::Sequence) start_sequence(gp);
+  else engine(CommandExtension::of(gp).engine()).send(gp);
+}
+
+void PeScheduler::release_held() {
+  for (Held& h : held_) {  // messages go to the receives in the order they were issued
+    const Command& cmd = CommandExtension::of(*h.gp);
+    if (cmd.receive && !h.message && mailbox_)
+      h.message = mailbox_->take(cmd.receive->src_cube, cmd.receive->src_pe, cmd.receive->tag);
+  }
+  // Sends leave in the order they were issued: receivers match a sender's messages in
+  // the order they arrive.
+  auto ready = [this](const Held& h) {
+    const Command& cmd = CommandExtension::of(*h.gp);
+    const bool in_turn = cmd.kind != Command::Kind::Send ||
+                         std::find_if(held_.begin(), held_.end(), [](const Held& e) {
+                           return CommandExtension::of(*e.gp).kind == Command::Kind::Send;
+                         })->gp == h.gp;
+    return in_turn && (!cmd.receive || h.message) &&
+           std::all_of(cmd.waits_for.begin(), cmd.waits_for.end(), [](const Command* c) { return c->served; });
+  };
+  for (auto it = std::find_if(held_.begin(), held_.end(), ready); it != held_.end();
+       it = std::find_if(held_.begin(), held_.end(), ready)) {
+    tlm::tlm_generic_payload* gp = it->gp;
+    const std::optional<Message> message = std::move(it->message);
+    held_.erase(it);
+    Command& cmd = CommandExtension::of(*gp);
+    for (const Command* c : cmd.waits_for) cmd.path.join(c->path);
+    if (message) {
+      Command::Receive& r = *cmd.receive;
+      if (message->bytes != r.bytes)
+        SC_REPORT_ERROR(name(), ("message from cube " + std::to_string(r.src_cube) + " PE " + std::to_string(r.src_pe) +
+                                 " tag " + std::to_string(r.tag) + " has " + std::to_string(message->bytes) +
+                                 " bytes, the receive expects " + std::to_string(r.bytes))
+                                    .c_str());
+      if (r.tcm && !message->data.empty()) std::copy(message->data.begin(), message->data.end(), r.tcm);
+      r.arrival = message->arrival;
+      cmd.path.join(message->account);
+    }
+    cmd.path.advance(ticks(sc_core::sc_time_stamp()), Cause::Sync);
+    dispatch(*gp);
+  }
 }
 
 void PeScheduler::finished(tlm::tlm_generic_payload& macro, sc_core::sc_time started) {
@@ -52,6 +114,11 @@ void PeScheduler::finished(tlm::tlm_generic_payload& macro, sc_core::sc_time sta
 }
 
 void PeScheduler::engine_done(tlm::tlm_generic_payload& gp) {
+  served(gp);
+  if (!held_.empty()) release_held();  // what waited for it may start
+}
+
+void PeScheduler::served(tlm::tlm_generic_payload& gp) {
   const Command& done = CommandExtension::of(gp);
   const auto it = sub_of_.find(&done);
   if (it == sub_of_.end()) {  // a plain command: back to the CPU, or the next step
@@ -83,6 +150,7 @@ void PeScheduler::engine_done(tlm::tlm_generic_payload& gp) {
   macro.started = started;
   macro.finished = sc_core::sc_time_stamp();
   macro.path = done.path;  // the last GEMM's end
+  macro.served = true;
   c.macro->set_response_status(tlm::TLM_OK_RESPONSE);
   tlm::tlm_generic_payload* whole = c.macro;
   // Composites finish in issue order (one GEMM FIFO); drop the finished ones at the front.
@@ -117,6 +185,7 @@ void PeScheduler::advance(Sequence& s) {
     macro.started = s.steps.empty() ? sc_core::sc_time_stamp() : s.steps.front().started;
     macro.finished = sc_core::sc_time_stamp();
     macro.path = s.path;
+    macro.served = true;
     s.macro->set_response_status(tlm::TLM_OK_RESPONSE);
     responder_.respond(*s.macro, sc_core::SC_ZERO_TIME);
     while (!sequences_.empty() && sequences_.front().done) sequences_.pop_front();

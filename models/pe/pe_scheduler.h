@@ -6,7 +6,10 @@
 // next tiles while the GEMM engine works on tile j; a buffer is reloaded once its GEMM
 // is done. A sequence it runs step by step, each step a plain
 // command or a composite, so one CPU command can carry a whole attention tile.
+// A command that names commands to wait for, or a message to receive, it holds until
+// they are served and the message is in, then starts it the same moment.
 #include <deque>
+#include <optional>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -16,6 +19,7 @@
 #include "models/common/payload_pool.h"
 #include "models/common/ports.h"
 #include "models/pe/command.h"
+#include "models/pe/pe_ipcq.h"
 #include "models/pe/pe_tcm.h"
 
 namespace kb {
@@ -27,6 +31,8 @@ class PeScheduler : public sc_core::sc_module {
 
   PeScheduler(const sc_core::sc_module_name& name, PeTcm& tcm);
   InitiatorPort& engine(EngineKind e);
+  // The mailbox held receives take their messages from (the PE's IPCQ).
+  void attach(PeIpcq& mailbox);
 
  private:
   struct Composite {
@@ -48,9 +54,18 @@ class PeScheduler : public sc_core::sc_module {
     PathAccount path;           // where the sequence stands: its last step's end
   };
 
+  struct Held {
+    tlm::tlm_generic_payload* gp = nullptr;
+    std::optional<Message> message;  // taken from the mailbox in the order the receives came
+  };
+
   tlm::tlm_sync_enum nb_transport_fw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
                                      sc_core::sc_time& delay);
+  void dispatch(tlm::tlm_generic_payload& gp);
+  void release_held();
+  bool holds_send() const;
   void engine_done(tlm::tlm_generic_payload& gp);
+  void served(tlm::tlm_generic_payload& gp);
   void start_composite(tlm::tlm_generic_payload& gp);
   void start_sequence(tlm::tlm_generic_payload& gp);
   void advance(Sequence& s);
@@ -67,6 +82,8 @@ class PeScheduler : public sc_core::sc_module {
   std::unordered_map<const Command*, std::pair<Composite*, std::uint32_t>> sub_of_;  // -> tile
   std::deque<Sequence> sequences_;
   std::unordered_map<const Command*, Sequence*> step_of_;
+  std::deque<Held> held_;
+  PeIpcq* mailbox_ = nullptr;
 };
 
 }  // namespace kb

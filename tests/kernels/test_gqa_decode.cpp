@@ -105,7 +105,8 @@ TEST(DecodeLevers, KvBytesDoNotDependOnG) {
 }
 
 // The depth of the reduce: a send's round is one more than the deepest round of the
-// messages its sender had received before sending it.
+// messages its sender had received before the send left (the scheduler holds a send
+// until its state is merged).
 std::uint32_t reduce_depth(const OpLog& log) {
   std::map<std::tuple<PeCoord, PeCoord, std::uint32_t>, std::uint32_t> round_of;  // (from, to, tag)
   std::map<PeCoord, std::vector<std::pair<std::uint64_t, std::uint32_t>>> received;  // PE -> (end, round)
@@ -114,14 +115,14 @@ std::uint32_t reduce_depth(const OpLog& log) {
   for (const auto& r : log.records())
     if (r.kind == "send" || r.kind == "recv") msgs.push_back(&r);
   std::stable_sort(msgs.begin(), msgs.end(), [](const OpRecord* a, const OpRecord* b) {
-    const std::uint64_t ta = a->kind == "send" ? a->issue : a->end, tb = b->kind == "send" ? b->issue : b->end;
+    const std::uint64_t ta = a->kind == "send" ? a->start : a->end, tb = b->kind == "send" ? b->start : b->end;
     return ta < tb;
   });
   for (const OpRecord* r : msgs) {
     if (r->kind == "send") {
       std::uint32_t before = 0;
       for (const auto& [end, round] : received[r->pe])
-        if (end <= r->issue) before = std::max(before, round);
+        if (end <= r->start) before = std::max(before, round);
       round_of[{r->pe, *r->peer, r->tag}] = before + 1;
       depth = std::max(depth, before + 1);
     } else {
@@ -169,6 +170,39 @@ TEST(DecodeLevers, TwoLevelReduceRoundsAndLinks) {
   }
   // Per group: the 8 owners of each of the 7 cubes that are not the root send once.
   EXPECT_EQ(level1, 2u * 7 * 8);
+}
+
+TEST(DecodeLevers, ManyRowsReduceTheirFirstHalfUnderTheLastPV) {
+  // 71 query rows (Falcon-7B's G) are 5 passes of the 16-row GEMM array: the last tile's
+  // P.V goes out as 3 passes (48 rows) and 2 (23 rows), and the 48 rows' reduce leaves
+  // while the GEMM engine still computes the 23 rows' P.V.
+  Machine m = one_sip(false);
+  DecodeConfig cfg = small(71, 1, 8, 8, DType::bf16);
+  cfg.h_kv = 1;
+  cfg.h_q = 71;
+  cfg.s = 8192;
+  cfg.d = 64;
+  timing_run(m, cfg);
+  const OpLog& log = m.rt.op_log();
+  const PeCoord pe{SipId(0), CubeId(0), PeId(0)};
+  std::vector<const OpRecord*> pv;  // this PE's P.V composites (streamed V: the tensor is v)
+  for (const OpRecord* r : log.select("gemm", "composite"))
+    if (r->pe == pe && r->shape.find("x64x") != std::string::npos) pv.push_back(r);
+  ASSERT_GE(pv.size(), 3u);
+  const OpRecord& first = *pv[pv.size() - 2];
+  const OpRecord& second = *pv.back();
+  EXPECT_EQ(first.shape.substr(0, first.shape.find('x')), "48");
+  EXPECT_EQ(second.shape.substr(0, second.shape.find('x')), "23");
+  const OpRecord* first_send = nullptr;
+  for (const OpRecord* s : log.select("ipcq", "send"))
+    if (s->pe == pe && s->tag == gqa::kTagLevel2) {
+      first_send = s;
+      break;
+    }
+  ASSERT_NE(first_send, nullptr);
+  EXPECT_EQ(first_send->bytes, 24u * (64 + 2) * 4) << "round 1 gives half of the 48 rows";
+  EXPECT_GT(first_send->start, first.end);
+  EXPECT_LT(first_send->start, second.end) << "the first rows' reduce waits for the last P.V";
 }
 
 TEST(DecodeLevers, EachOwnerOfTheRootCubeStoresItsRowsOfO) {

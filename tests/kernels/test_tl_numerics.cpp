@@ -177,6 +177,36 @@ TEST(TlNumerics, MessagesCarryTheirBytes) {
   EXPECT_EQ(m.rt.read(dst).data, h.data);
 }
 
+TEST(TlNumerics, SendsLeaveInProgramOrder) {
+  // The first send is held in the scheduler until its load is in; the second, ready at
+  // once, leaves behind it: the receiver matches one sender's messages in arrival order.
+  Machine m;
+  const HostTensor h = test::random_host({8, 32}, 5);
+  const DeviceTensor src = m.rt.from_host("src", h, DType::fp32, DPPolicy::replicate(1, 1, 0));
+  const DeviceTensor dst = m.rt.empty("dst", {16, 32}, DType::fp32, DPPolicy::replicate(1, 1, 3));
+  m.rt.launch(SipId(0), "order", [&](tl::Ctx& tl) {
+    const PeCoord from{SipId(0), CubeId(0), PeId(0)}, to{SipId(0), CubeId(3), PeId(0)};
+    if (tl.coord() == from) {
+      tl.send(to, tl.load(src, {0, 8}), 7);
+      tl.send(to, tl.full({8, 32}, 2.0f), 7);
+    }
+    if (tl.coord() == to) {
+      const tl::Tensor first = tl.recv_async(from, {8, 32}, DType::fp32, 7);
+      const tl::Tensor second = tl.recv_async(from, {8, 32}, DType::fp32, 7);
+      tl.store(dst, {0, 8}, first);
+      tl.store(dst, {8, 8}, second);
+    }
+  });
+  m.rt.run();
+  std::vector<float> want = h.data;
+  want.resize(16 * 32, 2.0f);
+  EXPECT_EQ(m.rt.read(dst).data, want);
+  const auto sends = m.rt.op_log().select("ipcq", "send");
+  ASSERT_EQ(sends.size(), 2u);
+  EXPECT_LT(sends[1]->issue, sends[0]->start) << "the second send was issued while the first was held";
+  EXPECT_GE(sends[1]->start, sends[0]->start);
+}
+
 // tl.merge_state against the fp64 online-softmax merge, with an empty row on one side
 // and on both (m = -inf contributes nothing and never makes a NaN).
 TEST(TlNumerics, MergeStateIsTheOnlineSoftmaxMerge) {

@@ -234,10 +234,11 @@ TEST(TlTiming, ConsumingAPendingHandleWaitsForIt) {
   EXPECT_EQ(exps[1]->issue, exps[0]->end);
 }
 
-TEST(TlTiming, AMergeOfAMessageOnItsWayStartsWhenTheMessageIsIn) {
-  // The receiver posts the receive and issues merge_state at once; the CPU builds the
-  // merge (scratch, issue cycles) while the message travels, so the merge starts the
-  // cycle the message arrives. The sender builds its send while the state is loaded.
+TEST(TlTiming, AMergeAndASendWaitInTheSchedulerNotInTheProgram) {
+  // The receiver posts the receive and issues merge_state at once; the scheduler holds
+  // the merge and starts it the cycle the message arrives, while the program goes on
+  // (its next op is issued before the message is in). The sender's send is held until
+  // the state it sends is loaded and leaves that cycle.
   Machine m("small_1sip_2x2x2", false);
   const std::uint32_t rows = 4, d = 64;
   const DeviceTensor a = m.rt.empty("a", {rows, d + 2}, DType::fp32, DPPolicy::replicate(1, 1, 0));
@@ -246,7 +247,8 @@ TEST(TlTiming, AMergeOfAMessageOnItsWayStartsWhenTheMessageIsIn) {
     if (tl.coord() == sender) tl.send(kPe, tl.load(a, {0, rows}), 7);
     if (tl.coord() != kPe) return;
     const tl::Tensor state = tl.persistent({rows, d + 2}, DType::fp32, "state");
-    tl.wait(tl.merge_state(state, tl.recv_async(sender, {rows, d + 2}, DType::fp32, 7)));
+    tl.merge_state(state, tl.recv_async(sender, {rows, d + 2}, DType::fp32, 7));
+    tl.full({rows, d}, 1.0f);
   });
   m.rt.run();
   const auto& log = m.rt.op_log();
@@ -254,11 +256,13 @@ TEST(TlTiming, AMergeOfAMessageOnItsWayStartsWhenTheMessageIsIn) {
   const OpRecord& send = *log.select("ipcq", "send").at(0);
   const OpRecord& recv = *log.select("ipcq", "recv").at(0);
   const OpRecord& merge = *log.select("math", "merge_state").at(0);
-  EXPECT_EQ(send.issue, load.end);
-  EXPECT_GT(recv.end, issue(m.topo, "alloc") + issue(m.topo, "recv") + 3 * issue(m.topo, "alloc") +
-                          issue(m.topo, "composite"));  // the merge was built long before
-  EXPECT_EQ(merge.issue, recv.end);
+  const OpRecord& after = *log.select("math", "fill").at(0);
+  EXPECT_LT(send.issue, load.end);
+  EXPECT_EQ(send.start, load.end);
+  EXPECT_LT(merge.issue, recv.end);
   EXPECT_EQ(merge.start, recv.end);
+  EXPECT_EQ(after.issue, merge.issue + issue(m.topo, "math"));
+  EXPECT_LT(after.end, recv.end) << "the program was held by the merge";
 }
 
 TEST(TlTiming, RecvAsyncOverlapsCompute) {

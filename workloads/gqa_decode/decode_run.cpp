@@ -128,6 +128,13 @@ std::uint32_t auto_tile_rows(const DecodeConfig& c, std::uint32_t m, const Topol
   return static_cast<std::uint32_t>(t);
 }
 
+std::uint32_t reduce_segment_rows(std::uint32_t rows, const Topology& topo) {
+  // The last tile's P.V in two parts: the first half of its GEMM row passes (rounded up),
+  // whose reduce then runs under the P.V of the rest. One pass: nothing to overlap.
+  const std::uint32_t array = topo.pe.gemm.rows, passes = (rows + array - 1) / array;
+  return passes < 2 ? 0 : (passes + 1) / 2 * array;
+}
+
 DecodePlan plan_decode(RuntimeContext& rt, const DecodeConfig& c, const AttentionInputs* inputs) {
   const Topology& topo = rt.system().topology();
   validate(c, topo);
@@ -149,6 +156,7 @@ DecodePlan plan_decode(RuntimeContext& rt, const DecodeConfig& c, const Attentio
   proto.stream_rows = std::min(c.stream_rows, plan.tile_rows);
   proto.row_block = plan.row_block;
   proto.prefetch_v = tiling.prefetch_v;
+  if (c.variant == Variant::Pipelined) proto.reduce_segment_rows = reduce_segment_rows(plan.row_block, topo);
   auto& params = plan.params;
   for (std::size_t i = 0; i < plan.devices.size(); ++i) params.push_back(std::make_shared<DecodeParams>(proto));
   for (std::uint32_t h = 0; h < c.h_kv; ++h) {

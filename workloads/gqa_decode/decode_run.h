@@ -86,6 +86,9 @@ std::string choose_placement(DecodeConfig& c, const std::string& sp_table, std::
                              std::optional<std::uint32_t> pes, const Topology& topo);
 // KV rows per sweep tile for blocks of m query rows (the `tile` knob's auto).
 std::uint32_t auto_tile_rows(const DecodeConfig& c, std::uint32_t m, const Topology& topo);
+// Rows of the first part of the last tile's P.V for blocks of `rows` query rows, whose
+// reduce runs under the rest's P.V (0: one part).
+std::uint32_t reduce_segment_rows(std::uint32_t rows, const Topology& topo);
 
 // Validates `c` and places its tensors: from `inputs`, or empty (zeros) without them.
 DecodePlan plan_decode(RuntimeContext& rt, const DecodeConfig& c, const AttentionInputs* inputs);
