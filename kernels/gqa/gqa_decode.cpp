@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <functional>
+#include <utility>
 
 #include "kernels/gqa/helpers.h"
 
@@ -32,6 +33,7 @@ struct Rank {
   std::uint32_t m_rows;  // the query rows of the block being swept (G * T_q when they fit)
   std::vector<RowRange> tiles;
   tl::Tensor q;
+  std::size_t qk_issued = 0;  // tiles whose Q.K^T the previous block already issued
   // Row r of the block is query position q_pos0 + r % q_period.
   std::int64_t q_pos0 = 0;
   std::uint32_t q_period = 1;
@@ -105,12 +107,15 @@ constexpr std::uint32_t kStageBuffers = 4;
 struct PingPong {
   std::array<tl::Tensor, 2> s, p, pv, alpha, stage_k, stage_v;
   std::array<tl::Tensor, 3> v;  // prefetched V tiles: tile j+1's loads while tile j-1's P.V reads
+  // Split blocks: the rank's K and V, loaded tile by tile by the first block, read by both.
+  tl::Tensor k_all, v_all;
+  std::size_t k_tiles = 0, v_tiles = 0;  // tiles loaded so far
 };
 
 void qk_buffers(tl::Ctx& tl, const DecodeParams& p, PingPong& b, int i) {
   if (b.s[i].valid()) return;
   b.s[i] = tl.persistent({p.row_block * p.tile_rows, 1}, DType::fp32, "S");
-  b.stage_k[i] = tl.persistent({kStageBuffers * p.stream_rows, p.d}, p.dtype, "stage_k");
+  if (p.split_rows == 0) b.stage_k[i] = tl.persistent({kStageBuffers * p.stream_rows, p.d}, p.dtype, "stage_k");
 }
 
 void softmax_buffers(tl::Ctx& tl, const DecodeParams& p, PingPong& b, int i) {
@@ -122,45 +127,60 @@ void softmax_buffers(tl::Ctx& tl, const DecodeParams& p, PingPong& b, int i) {
   if (!p.prefetch_v) b.stage_v[i] = tl.persistent({kStageBuffers * p.stream_rows, d}, p.dtype, "stage_v");
 }
 
-// The rows of a block whose O is final after the last tile: one range, or (a block of
-// more than `seg` rows) ranges of `seg` rows, so the reduce of the first starts while
-// the GEMM engine still computes the others' P.V.
-std::vector<RowRange> final_segments(std::uint32_t rows, std::uint32_t seg) {
-  std::vector<RowRange> out;
-  const std::uint32_t step = seg == 0 ? rows : seg;
-  for (std::uint32_t r = 0; r < rows; r += step) out.push_back({r, std::min(step, rows - r)});
-  return out;
+// The rank's rows of tile j in the K or V kept in TCM, loaded the first time.
+tl::Tensor resident_tile(tl::Ctx& tl, const Rank& r, const DeviceTensor& src, tl::Tensor& all, std::size_t& loaded,
+                         std::size_t j, const char* name) {
+  const RowRange& tile = r.tiles[j];
+  if (!all.valid())
+    all = tl.persistent({static_cast<std::int64_t>(r.tiles.back().end() - r.tiles.front().begin), r.p.d}, r.p.dtype, name);
+  const tl::Tensor rows =
+      tl.rows(all, static_cast<std::uint32_t>(tile.begin - r.tiles.front().begin), static_cast<std::uint32_t>(tile.count));
+  if (j == loaded) {
+    tl.load(src, tile, &rows);
+    ++loaded;
+  }
+  return rows;
+}
+
+void issue_qk(tl::Ctx& tl, const Rank& r, PingPong& b, std::size_t j) {
+  const DecodeParams& prm = r.p;
+  qk_buffers(tl, prm, b, j % 2);
+  const tl::Tensor out = block(tl, b.s[j % 2], r.m_rows, static_cast<std::uint32_t>(r.tiles[j].count));
+  tl::CompositeOpts qk;
+  qk.trans_b = true;
+  qk.tile_rows = prm.stream_rows;
+  qk.out = &out;
+  if (prm.split_rows > 0) {
+    tl.composite(r.q, resident_tile(tl, r, r.group.k, b.k_all, b.k_tiles, j, "K"), qk);
+    return;
+  }
+  qk.stage = &b.stage_k[j % 2];
+  const tl::Tensor k = tl.ref(r.group.k, r.tiles[j]);
+  tl.composite(r.q, k, qk);
 }
 
 // `state` makes the block's softmax state: called once tile 0's Q.K^T is on its way.
-// `done` is called with rows of the block as their O becomes final.
+// `next` is called once the last P.V is issued, before the program waits for it.
 void sweep_pipelined(tl::Ctx& tl, const Rank& r, const std::function<SoftmaxState()>& state, PingPong& b,
-                     const std::function<void(RowRange)>& done) {
+                     const std::function<void()>& next) {
   const DecodeParams& prm = r.p;
   const auto n_tiles = r.tiles.size();
   auto cols = [&](std::size_t j) { return static_cast<std::uint32_t>(r.tiles[j].count); };
-  auto issue_qk = [&](std::size_t j) {
-    qk_buffers(tl, prm, b, j % 2);
-    const tl::Tensor out = block(tl, b.s[j % 2], r.m_rows, cols(j));
-    tl::CompositeOpts qk;
-    qk.trans_b = true;
-    qk.tile_rows = prm.stream_rows;
-    qk.out = &out;
-    qk.stage = &b.stage_k[j % 2];
-    const tl::Tensor k = tl.ref(r.group.k, r.tiles[j]);
-    tl.composite(r.q, k, qk);
-  };
   // GEMM-bound shapes load each V tile into TCM as its Q.K^T is issued, so its P.V need
   // not wait for the HBM once P is ready; HBM-bound ones stream V (the DMA is busy anyway
   // and the last tile's P.V then waits only for its last streamed rows).
   auto load_v = [&](std::size_t j) {
+    if (prm.split_rows > 0) {  // kept in TCM: loaded after the next tile's K (see the loop)
+      resident_tile(tl, r, r.group.v, b.v_all, b.v_tiles, j, "V");
+      return;
+    }
     if (!prm.prefetch_v) return;
     if (!b.v[j % 3].valid()) b.v[j % 3] = tl.persistent({prm.tile_rows, prm.d}, prm.dtype, "V");
     const tl::Tensor into = tl.rows(b.v[j % 3], 0, cols(j));
     tl.load(r.group.v, r.tiles[j], &into);
   };
-  issue_qk(0);
-  load_v(0);
+  if (r.qk_issued == 0) issue_qk(tl, r, b, 0);
+  if (prm.split_rows == 0) load_v(0);
   const SoftmaxState st = state();
   st.reset(tl);
   std::array<tl::Tensor, 2> pv, alpha;  // this block's rows of them
@@ -168,16 +188,12 @@ void sweep_pipelined(tl::Ctx& tl, const Rank& r, const std::function<SoftmaxStat
     const tl::Tensor o_scaled = tl.mul(st.o, alpha[j % 2]);
     tl.add(o_scaled, pv[j % 2], &st.o);
   };
-  const std::vector<RowRange> last = final_segments(r.m_rows, prm.reduce_segment_rows);
-  auto rows_of = [&](const tl::Tensor& t, const RowRange& seg) {
-    if (seg.begin == 0 && seg.count == t.rows()) return t;
-    return tl.rows(t, static_cast<std::uint32_t>(seg.begin), static_cast<std::uint32_t>(seg.count));
-  };
   for (std::size_t j = 0; j < n_tiles; ++j) {
     if (j + 1 < n_tiles) {  // streams while this tile's softmax runs
-      issue_qk(j + 1);
-      load_v(j + 1);
+      if (j + 1 >= r.qk_issued) issue_qk(tl, r, b, j + 1);
+      if (prm.split_rows == 0) load_v(j + 1);
     }
+    if (prm.split_rows > 0) load_v(j);  // K's next tile goes first on the channel
     softmax_buffers(tl, prm, b, j % 2);
     if (!pv[j % 2].valid()) {
       pv[j % 2] = fit(tl, b.pv[j % 2], r.m_rows);
@@ -193,25 +209,14 @@ void sweep_pipelined(tl::Ctx& tl, const Rank& r, const std::function<SoftmaxStat
     pv_opts.tile_rows = prm.stream_rows;
     pv_opts.out = &pv[j % 2];
     if (!prm.prefetch_v) pv_opts.stage = &b.stage_v[j % 2];  // a loaded V needs no staging
-    const tl::Tensor v = prm.prefetch_v ? tl.rows(b.v[j % 3], 0, cols(j)) : tl.ref(r.group.v, r.tiles[j]);
-    if (j + 1 < n_tiles || last.size() == 1) {
-      tl.composite(p_out, v, pv_opts);
-    } else {  // the last tile's P.V by segments, all queued before their reduces
-      for (const RowRange& seg : last) {
-        const tl::Tensor out = rows_of(pv[j % 2], seg);
-        pv_opts.out = &out;
-        tl.composite(rows_of(p_out, seg), v, pv_opts);
-      }
-    }
+    const tl::Tensor v = prm.split_rows > 0
+                             ? resident_tile(tl, r, r.group.v, b.v_all, b.v_tiles, j, "V")
+                             : (prm.prefetch_v ? tl.rows(b.v[j % 3], 0, cols(j)) : tl.ref(r.group.v, r.tiles[j]));
+    tl.composite(p_out, v, pv_opts);
     if (j > 0) update_o(j - 1);  // the previous tile's P.V is done by now
   }
-  const std::size_t j = n_tiles - 1;
-  for (const RowRange& seg : last) {
-    const tl::Tensor o = rows_of(st.o, seg);
-    const tl::Tensor o_scaled = tl.mul(o, rows_of(alpha[j % 2], seg));
-    tl.add(o_scaled, rows_of(pv[j % 2], seg), &o);
-    done(seg);
-  }
+  next();
+  update_o(n_tiles - 1);
 }
 
 // One scheduler command per tile. Three sets of work buffers: tile j+1 and j+2 are
@@ -268,8 +273,12 @@ void sweep_fused(tl::Ctx& tl, const Rank& r, const SoftmaxState& st, const Fused
 
 }  // namespace
 
-std::vector<RowBlock> row_blocks(std::uint32_t g, std::uint32_t t_q, std::uint32_t row_block) {
+std::vector<RowBlock> row_blocks(std::uint32_t g, std::uint32_t t_q, std::uint32_t row_block, std::uint32_t split_rows) {
   std::vector<RowBlock> out;
+  if (split_rows > 0) {
+    const std::uint64_t rows = static_cast<std::uint64_t>(g) * t_q;
+    return {{{0, split_rows}, 0, t_q}, {{split_rows, rows - split_rows}, 0, t_q}};
+  }
   if (t_q <= row_block) {
     const std::uint32_t heads = row_block / t_q;
     for (std::uint32_t h = 0; h < g; h += heads)
@@ -297,47 +306,68 @@ void gqa_decode(tl::Ctx& tl, std::shared_ptr<const DecodeParams> params) {
   const RowRange mine = tl.shard_rows(group->k);
   for (std::uint64_t row = mine.begin; row < mine.end(); row += p.tile_rows)
     r.tiles.push_back({row, std::min<std::uint64_t>(p.tile_rows, mine.end() - row)});
-  const std::vector<RowBlock> blocks = row_blocks(p.g, p.t_q, p.row_block);
+  const std::vector<RowBlock> blocks = row_blocks(p.g, p.t_q, p.row_block, p.split_rows);
+  std::vector<Rank> ranks(blocks.size(), r);  // one per block
   const RowRange q_rows = tl.shard_rows(group->q);
   // Level 1: even owners' segments reduce on the row-first tree, odd owners' on the
   // column-first one, so the mesh links far from the root carry half the state each.
   const TreeNode cube_node = tl.pe().value % 2 == 0 ? center_node(cube_index, geo.w, geo.h)
                                                     : center_node_yx(cube_index, geo.w, geo.h);
-  SoftmaxState whole;  // the state buffer, sized for the largest block
+  // The state buffer: sized for the largest block, or (split blocks, which overlap) for
+  // all rows, each block in its own.
+  SoftmaxState whole;
+  auto state_of = [&](const RowBlock& blk) {
+    const std::uint32_t rows = p.split_rows > 0 ? p.g * p.t_q : p.row_block;
+    if (!whole.packed.valid()) whole = SoftmaxState::of(tl, tl.persistent({rows, p.d + 2}, DType::fp32, "state"));
+    const auto begin = static_cast<std::uint32_t>(p.split_rows > 0 ? blk.rows.begin : 0);
+    return blk.rows.count == rows ? whole
+                                  : SoftmaxState::of(tl, tl.rows(whole.packed, begin, static_cast<std::uint32_t>(blk.rows.count)));
+  };
   tl::Tensor naive_alpha;
   PingPong pipeline;
   FusedSets fused;
-  for (std::size_t i = 0; i < blocks.size(); ++i) {
+  // Block i's Q and its first Q.K^Ts; for a split block issued by the block before it,
+  // so that the GEMM engine goes on while that block's program waits for its last P.V.
+  auto start = [&](std::size_t i) {
+    Rank& rk = ranks[i];
     const RowBlock& blk = blocks[i];
-    const auto scope = tl.scratch_scope();
-    r.m_rows = static_cast<std::uint32_t>(blk.rows.count);
-    r.q_pos0 = static_cast<std::int64_t>(p.s - p.t_q + blk.pos0);
-    r.q_period = static_cast<std::uint32_t>(blk.positions);
-    tl.phase(blocks.size() > 1 ? "sweep, query rows " + std::to_string(blk.rows.begin) : std::string("sweep"));
+    rk.m_rows = static_cast<std::uint32_t>(blk.rows.count);
+    rk.q_pos0 = static_cast<std::int64_t>(p.s - p.t_q + blk.pos0);
+    rk.q_period = static_cast<std::uint32_t>(blk.positions);
+    if (rk.tiles.empty() || rk.q.valid()) return;
     // Q's load gates only the first GEMM: the first K tile streams meanwhile.
-    if (!r.tiles.empty()) r.q = tl.load(group->q, {q_rows.begin + blk.rows.begin, blk.rows.count});
+    rk.q = tl.load(group->q, {q_rows.begin + blk.rows.begin, blk.rows.count});
+    if (i == 0 || p.split_rows == 0) return;
+    rk.qk_issued = std::min<std::size_t>(2, rk.tiles.size());
+    for (std::size_t j = 0; j < rk.qk_issued; ++j) issue_qk(tl, rk, pipeline, j);
+  };
+  struct Final {
+    RowRange own;  // rows of the block
+    std::uint64_t block_begin;
+    tl::Tensor state;  // the block's state
+  };
+  std::vector<Final> finals;  // the root's parts
+  auto block = [&](std::size_t i) {
+    const RowBlock& blk = blocks[i];
+    Rank& rk = ranks[i];
+    tl.phase(blocks.size() > 1 ? "sweep, query rows " + std::to_string(blk.rows.begin) : std::string("sweep"));
+    start(i);
     SoftmaxState st;
-    auto block_state = [&] {
-      if (!whole.packed.valid()) whole = SoftmaxState::of(tl, tl.persistent({p.row_block, p.d + 2}, DType::fp32, "state"));
-      st = r.m_rows == p.row_block ? whole : SoftmaxState::of(tl, tl.rows(whole.packed, 0, r.m_rows));
-      return st;
-    };
-
-    // The reduce of rows `seg` of the block, scattered by rows (docs/gqa_decode.md,
-    // Reduce to root): they are split into P parts, part j owned by PE j (none when
-    // there are fewer rows than P). Level 2 (IPCQ) leaves owner j holding part j merged
-    // over the cube; Level 1 (NOC) reduces it over the group's cubes on the center-root
-    // tree, every send one mesh hop; at the root cube each owner divides by l and stores
-    // its rows of O once every range is issued (the program waits for the merges there).
-    std::vector<RowRange> finals;  // the root's parts
+    auto block_state = [&] { return st = state_of(blk); };
     auto state_rows = [&](RowRange rows) {
       return tl.rows(st.packed, static_cast<std::uint32_t>(rows.begin), static_cast<std::uint32_t>(rows.count));
     };
-    auto reduce = [&](RowRange seg) {
+    // The block's reduce, scattered by rows (docs/gqa_decode.md, Reduce to root): its
+    // rows are split into P parts, part j owned by PE j (none when there are fewer rows
+    // than P). Level 2 (IPCQ) leaves owner j holding part j merged over the cube; Level 1
+    // (NOC) reduces it over the group's cubes on the center-root tree, every send one
+    // mesh hop; at the root cube each owner divides by l and stores its rows of O once
+    // every block is issued (the program waits for the merges there).
+    auto reduce = [&] {
       const std::uint32_t me = tl.pe().value;
       auto span = [&](std::uint32_t lo, std::uint32_t hi) {  // the rows of parts [lo, hi)
-        const std::uint64_t begin = seg.begin + shard_rows(seg.count, p.pes, lo).begin;
-        return RowRange{begin, seg.begin + shard_rows(seg.count, p.pes, hi - 1).end() - begin};
+        const std::uint64_t begin = shard_rows(rk.m_rows, p.pes, lo).begin;
+        return RowRange{begin, shard_rows(rk.m_rows, p.pes, hi - 1).end() - begin};
       };
       auto on_pe = [&](std::uint32_t pe) { return PeCoord{tl.sip(), tl.cube(), PeId(pe)}; };
       tl.phase("reduce level 2");
@@ -373,33 +403,51 @@ void gqa_decode(tl::Ctx& tl, std::shared_ptr<const DecodeParams> params) {
         tl.send(PeCoord{tl.sip(), geo.cube_at(*cube_node.parent), PeId(me)}, part_state, kTagLevel1);
         return;
       }
-      finals.push_back(own);
+      finals.push_back({own, blk.rows.begin, st.packed});
     };
-    const RowRange all{0, r.m_rows};
     // Each sweep resets the state once its first GEMM is on its way.
-    if (r.tiles.empty()) {
+    if (rk.tiles.empty()) {
       block_state().reset(tl);  // an empty state: m = -inf contributes nothing to the reduce
-      for (const RowRange& seg : final_segments(r.m_rows, p.reduce_segment_rows)) reduce(seg);  // as its peers do
-    } else switch (p.variant) {
+      reduce();                 // as its peers do
+      return;
+    }
+    switch (p.variant) {
       case Variant::Naive:
         if (!naive_alpha.valid()) naive_alpha = tl.persistent({p.row_block, 1}, DType::fp32, "alpha");
-        sweep_naive(tl, r, block_state(), naive_alpha);
-        reduce(all);
+        sweep_naive(tl, rk, block_state(), naive_alpha);
         break;
-      case Variant::Pipelined: sweep_pipelined(tl, r, block_state, pipeline, reduce); break;
+      case Variant::Pipelined:
+        sweep_pipelined(tl, rk, block_state, pipeline, [&] {
+          if (p.split_rows > 0 && i + 1 < blocks.size()) start(i + 1);
+        });
+        break;
       case Variant::Fused:
         if (!fused[0].s.valid()) fused = fused_sets(tl, p);
-        sweep_fused(tl, r, block_state(), fused);
-        reduce(all);
+        sweep_fused(tl, rk, block_state(), fused);
         break;
     }
-    for (const RowRange& own : finals) {
+    reduce();
+  };
+  auto store = [&] {
+    for (const Final& f : std::exchange(finals, {})) {
       tl.phase("store O");
-      const SoftmaxState part = SoftmaxState::of(tl, state_rows(own));
+      const SoftmaxState part = SoftmaxState::of(
+          tl, tl.rows(f.state, static_cast<std::uint32_t>(f.own.begin), static_cast<std::uint32_t>(f.own.count)));
       const tl::Tensor out = tl.div(part.o, part.l);
       const tl::Tensor o = p.dtype == DType::fp32 ? out : tl.cast(out, p.dtype);
-      store_rows(tl, group->o, {blk.rows.begin + own.begin, own.count}, o);
+      store_rows(tl, group->o, {f.block_begin + f.own.begin, f.own.count}, o);
     }
+  };
+  if (p.split_rows > 0) {  // one scope: the first block's reduce runs on under the second
+    const auto scope = tl.scratch_scope();
+    for (std::size_t i = 0; i < blocks.size(); ++i) block(i);
+    store();
+    return;
+  }
+  for (std::size_t i = 0; i < blocks.size(); ++i) {
+    const auto scope = tl.scratch_scope();
+    block(i);
+    store();
   }
 }
 

@@ -43,20 +43,23 @@ struct DecodeParams : AttentionParams {
   // Query rows swept at a time: G * T_q when they fit TCM beside the pipeline, else
   // blocks of whole heads or of one head's positions, each swept, reduced and stored.
   std::uint32_t row_block = 8;
-  // Pipelined: rows per segment of the last tile's P.V, each reduced as it is done
-  // (0: the block at once).
-  std::uint32_t reduce_segment_rows = 0;
+  // Pipelined, GEMM-bound, all rows one block of several GEMM row passes: the rows are
+  // swept as two blocks, the first `split_rows` and the rest, over the rank's K and V
+  // loaded into TCM once; the first block reduces while the second's GEMMs run (0: no split).
+  std::uint32_t split_rows = 0;
   std::vector<DecodeGroup> groups;  // the groups of the device the kernel runs on
 };
 
 // The query-row blocks of a KV head: rows of its [G * T_q, d] query matrix (head-major),
 // each whole heads x all T_q positions, or one head x a run of positions, at most
-// `row_block` rows (one block of all G * T_q rows when they fit).
+// `row_block` rows (one block of all G * T_q rows when they fit), or the two blocks of a
+// split at `split_rows`.
 struct RowBlock {
   RowRange rows;
   std::uint64_t pos0, positions;
 };
-std::vector<RowBlock> row_blocks(std::uint32_t g, std::uint32_t t_q, std::uint32_t row_block);
+std::vector<RowBlock> row_blocks(std::uint32_t g, std::uint32_t t_q, std::uint32_t row_block,
+                                 std::uint32_t split_rows = 0);
 
 // Message tags of the reduce, one per level.
 inline constexpr std::uint32_t kTagLevel2 = 0x100, kTagLevel1 = 0x200;

@@ -35,7 +35,7 @@ tlm::tlm_sync_enum PeScheduler::nb_transport_fw(tlm::tlm_generic_payload& gp, tl
     if (!admit_command(cmd_gp)) return false;
     if (cmd_gp.has_mm()) cmd_gp.acquire();
     const Command& cmd = CommandExtension::of(cmd_gp);
-    if (cmd.waits_for.empty() && !cmd.receive && !(cmd.kind == Command::Kind::Send && holds_send())) {
+    if (cmd.waits_for.empty() && !cmd.receive && !(cmd.kind == Command::Kind::Send && holds_send_like(cmd))) {
       dispatch(cmd_gp);
     } else {
       held_.push_back({&cmd_gp, std::nullopt});
@@ -50,9 +50,16 @@ void PeScheduler::attach(PeIpcq& mailbox) {
   mailbox.on_message([this] { release_held(); });
 }
 
-bool PeScheduler::holds_send() const {
-  return std::any_of(held_.begin(), held_.end(),
-                     [](const Held& h) { return CommandExtension::of(*h.gp).kind == Command::Kind::Send; });
+namespace {
+// Two sends whose messages one receive queue matches in arrival order.
+bool same_queue(const Command& a, const Command& b) {
+  return a.kind == Command::Kind::Send && b.kind == Command::Kind::Send && a.dst_cube == b.dst_cube &&
+         a.dst_pe == b.dst_pe && a.tag == b.tag;
+}
+}  // namespace
+
+bool PeScheduler::holds_send_like(const Command& send) const {
+  return std::any_of(held_.begin(), held_.end(), [&](const Held& h) { return same_queue(CommandExtension::of(*h.gp), send); });
 }
 
 void PeScheduler::dispatch(tlm::tlm_generic_payload& gp) {
@@ -68,13 +75,13 @@ void PeScheduler::release_held() {
     if (cmd.receive && !h.message && mailbox_)
       h.message = mailbox_->take(cmd.receive->src_cube, cmd.receive->src_pe, cmd.receive->tag);
   }
-  // Sends leave in the order they were issued: receivers match a sender's messages in
-  // the order they arrive.
+  // Sends to one PE with one tag leave in the order they were issued: the receiver
+  // matches them in the order they arrive. Others may overtake them.
   auto ready = [this](const Held& h) {
     const Command& cmd = CommandExtension::of(*h.gp);
     const bool in_turn = cmd.kind != Command::Kind::Send ||
-                         std::find_if(held_.begin(), held_.end(), [](const Held& e) {
-                           return CommandExtension::of(*e.gp).kind == Command::Kind::Send;
+                         std::find_if(held_.begin(), held_.end(), [&](const Held& e) {
+                           return same_queue(CommandExtension::of(*e.gp), cmd);
                          })->gp == h.gp;
     return in_turn && (!cmd.receive || h.message) &&
            std::all_of(cmd.waits_for.begin(), cmd.waits_for.end(), [](const Command* c) { return c->served; });

@@ -63,7 +63,7 @@ class PeScheduler : public sc_core::sc_module {
                                      sc_core::sc_time& delay);
   void dispatch(tlm::tlm_generic_payload& gp);
   void release_held();
-  bool holds_send() const;
+  bool holds_send_like(const Command& send) const;  // a held send to the same PE and tag
   void engine_done(tlm::tlm_generic_payload& gp);
   void served(tlm::tlm_generic_payload& gp);
   void start_composite(tlm::tlm_generic_payload& gp);

@@ -1,6 +1,8 @@
 // GQA decode: numeric parity with the fp64 reference, and the levers read from the op log.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <iterator>
 #include <map>
 #include <set>
 
@@ -172,10 +174,11 @@ TEST(DecodeLevers, TwoLevelReduceRoundsAndLinks) {
   EXPECT_EQ(level1, 2u * 7 * 8);
 }
 
-TEST(DecodeLevers, ManyRowsReduceTheirFirstHalfUnderTheLastPV) {
-  // 71 query rows (Falcon-7B's G) are 5 passes of the 16-row GEMM array: the last tile's
-  // P.V goes out as 3 passes (48 rows) and 2 (23 rows), and the 48 rows' reduce leaves
-  // while the GEMM engine still computes the 23 rows' P.V.
+TEST(DecodeLevers, ManyRowsSweepInTwoBlocksTheFirstReducingUnderTheSecond) {
+  // 71 query rows (Falcon-7B's G) are 5 passes of the 16-row GEMM array, GEMM-bound: the
+  // rows go as two blocks, 64 (4 passes) then 7, over K and V loaded into TCM once; the
+  // second block's GEMMs follow the first's with no gap, and the first block's reduce
+  // leaves while they run.
   Machine m = one_sip(false);
   DecodeConfig cfg = small(71, 1, 8, 8, DType::bf16);
   cfg.h_kv = 1;
@@ -185,14 +188,25 @@ TEST(DecodeLevers, ManyRowsReduceTheirFirstHalfUnderTheLastPV) {
   timing_run(m, cfg);
   const OpLog& log = m.rt.op_log();
   const PeCoord pe{SipId(0), CubeId(0), PeId(0)};
-  std::vector<const OpRecord*> pv;  // this PE's P.V composites (streamed V: the tensor is v)
+  auto rows_of = [](const OpRecord* r) { return r->shape.substr(0, r->shape.find('x')); };
+  std::vector<const OpRecord*> gemms;
   for (const OpRecord* r : log.select("gemm", "composite"))
-    if (r->pe == pe && r->shape.find("x64x") != std::string::npos) pv.push_back(r);
-  ASSERT_GE(pv.size(), 3u);
-  const OpRecord& first = *pv[pv.size() - 2];
-  const OpRecord& second = *pv.back();
-  EXPECT_EQ(first.shape.substr(0, first.shape.find('x')), "48");
-  EXPECT_EQ(second.shape.substr(0, second.shape.find('x')), "23");
+    if (r->pe == pe) gemms.push_back(r);
+  const auto second = std::find_if(gemms.begin(), gemms.end(), [&](const OpRecord* r) { return rows_of(r) == "7"; });
+  ASSERT_NE(second, gemms.end());
+  ASSERT_NE(second, gemms.begin());
+  EXPECT_TRUE(std::all_of(gemms.begin(), second, [&](const OpRecord* r) { return rows_of(r) == "64"; }));
+  EXPECT_TRUE(std::all_of(second, gemms.end(), [&](const OpRecord* r) { return rows_of(r) == "7"; }));
+  EXPECT_EQ(std::distance(gemms.begin(), second), std::distance(second, gemms.end())) << "each block: the same tiles";
+  EXPECT_EQ((*second)->start, (*std::prev(second))->end) << "the GEMM engine goes straight on to the second block";
+  std::uint64_t k_bytes = 0, v_bytes = 0;  // the rank's 128 KV rows, loaded once
+  for (const OpRecord* r : log.select("dma", "load")) {
+    if (r->pe != pe) continue;
+    if (r->tensor.rfind("k.", 0) == 0) k_bytes += r->bytes;
+    if (r->tensor.rfind("v.", 0) == 0) v_bytes += r->bytes;
+  }
+  EXPECT_EQ(k_bytes, 128u * 64 * 2);
+  EXPECT_EQ(v_bytes, 128u * 64 * 2);
   const OpRecord* first_send = nullptr;
   for (const OpRecord* s : log.select("ipcq", "send"))
     if (s->pe == pe && s->tag == gqa::kTagLevel2) {
@@ -200,9 +214,9 @@ TEST(DecodeLevers, ManyRowsReduceTheirFirstHalfUnderTheLastPV) {
       break;
     }
   ASSERT_NE(first_send, nullptr);
-  EXPECT_EQ(first_send->bytes, 24u * (64 + 2) * 4) << "round 1 gives half of the 48 rows";
-  EXPECT_GT(first_send->start, first.end);
-  EXPECT_LT(first_send->start, second.end) << "the first rows' reduce waits for the last P.V";
+  EXPECT_EQ(first_send->bytes, 32u * (64 + 2) * 4) << "round 1 gives half of the first block's 64 rows";
+  EXPECT_GE(first_send->start, (*std::prev(second))->end);
+  EXPECT_LT(first_send->start, gemms.back()->end) << "the first block's reduce runs under the second's GEMMs";
 }
 
 TEST(DecodeLevers, EachOwnerOfTheRootCubeStoresItsRowsOfO) {

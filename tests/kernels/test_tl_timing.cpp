@@ -265,6 +265,39 @@ TEST(TlTiming, AMergeAndASendWaitInTheSchedulerNotInTheProgram) {
   EXPECT_LT(after.end, recv.end) << "the program was held by the merge";
 }
 
+TEST(TlTiming, AHeldSendHoldsOnlyLaterSendsToItsPeAndTag) {
+  // The first send waits in the scheduler for its load; a later send to another PE, and
+  // one to the same PE with another tag, leave at once; one to the same PE and tag
+  // leaves only after it (its receiver matches them in arrival order).
+  Machine m("small_1sip_2x2x2", false);
+  const DeviceTensor a = m.rt.empty("a", {64, 64}, DType::fp32, DPPolicy::replicate(1, 1, 0));
+  const PeCoord other{SipId(0), CubeId(0), PeId(1)}, sender{SipId(0), CubeId(1), PeId(0)};
+  m.rt.launch(SipId(0), "order", [&](tl::Ctx& tl) {
+    if (tl.coord() == sender) {
+      tl.send(kPe, tl.load(a, {0, 64}), 7);
+      const tl::Tensor small = tl.full({1, 64}, 1.0f);
+      tl.send(other, small, 7);
+      tl.send(kPe, small, 8);
+      tl.send(kPe, small, 7);
+    }
+    if (tl.coord() == kPe) {
+      tl.wait(tl.recv_async(sender, {64, 64}, DType::fp32, 7));
+      tl.wait(tl.recv_async(sender, {1, 64}, DType::fp32, 8));
+      tl.wait(tl.recv_async(sender, {1, 64}, DType::fp32, 7));
+    }
+    if (tl.coord() == other) tl.wait(tl.recv_async(sender, {1, 64}, DType::fp32, 7));
+  });
+  m.rt.run();
+  const auto& log = m.rt.op_log();
+  const OpRecord& load = *log.select("dma", "load").at(0);
+  const auto sends = log.select("ipcq", "send");
+  ASSERT_EQ(sends.size(), 4u);
+  EXPECT_EQ(sends[0]->start, load.end);
+  EXPECT_LT(sends[1]->start, load.end) << "another PE";
+  EXPECT_LT(sends[2]->start, load.end) << "another tag";
+  EXPECT_GE(sends[3]->start, sends[0]->start) << "same PE and tag: in issue order";
+}
+
 TEST(TlTiming, RecvAsyncOverlapsCompute) {
   Machine m("small_1sip_2x2x2", false);
   const DeviceTensor a = m.rt.empty("a", {128, 128}, DType::bf16, DPPolicy::replicate(1, 1, 0));

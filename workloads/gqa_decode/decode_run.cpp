@@ -13,7 +13,7 @@
 
 namespace kb::gqa {
 std::uint64_t decode_tcm_bytes(const DecodeConfig& c, std::uint32_t rows, std::uint32_t tile_rows,
-                               std::uint32_t stream_rows, bool prefetch_v) {
+                               std::uint32_t stream_rows, bool prefetch_v, bool split) {
   using tl::tcm_bytes;
   const DType f = DType::fp32, dt = c.dtype;
   const std::int64_t m = rows, t = tile_rows, d = c.d;
@@ -26,8 +26,9 @@ std::uint64_t decode_tcm_bytes(const DecodeConfig& c, std::uint32_t rows, std::u
   const std::uint64_t tile_scratch = 4 * scores + 4 * col + o_rows;
   switch (c.variant) {
     case Variant::Pipelined:
-      b += 2 * (scores + p + o_rows + col + stage) + tile_scratch +
-           (prefetch_v ? 3 * tcm_bytes({t, d}, dt) : 2 * stage);
+      b += 2 * (scores + p + o_rows + col + stage) + tile_scratch;
+      if (split) b += 2 * tcm_bytes({static_cast<std::int64_t>(kv_rows_per_rank(c)), d}, dt);  // K and V kept
+      else b += prefetch_v ? 3 * tcm_bytes({t, d}, dt) : 2 * stage;
       break;
     case Variant::Fused: b += 3 * (scores + p + o_rows + 3 * col + 2 * stage); break;
     case Variant::Naive:
@@ -60,6 +61,18 @@ bool prefetch_v(const DecodeConfig& c, std::uint32_t rows, std::uint32_t tile_ro
   return gemm_bound(c, rows, topo) || extra < topo.cube.hbm.latency_cycles;
 }
 
+std::uint64_t kv_rows_per_rank(const DecodeConfig& c) {
+  return (c.s + static_cast<std::uint64_t>(c.cubes) * c.pes - 1) / (static_cast<std::uint64_t>(c.cubes) * c.pes);
+}
+
+std::uint32_t split_rows(const DecodeConfig& c, std::uint32_t rows, const Topology& topo) {
+  // All but the last GEMM row pass, in whole heads: the last pass's GEMMs then hide the
+  // first block's reduce. One pass, or rows that do not split into whole heads: none.
+  const std::uint32_t array = topo.pe.gemm.rows, passes = (rows + array - 1) / array;
+  if (c.variant != Variant::Pipelined || passes < 2 || !gemm_bound(c, rows, topo)) return 0;
+  return (passes - 1) * array / c.t_q * c.t_q;
+}
+
 DecodeTiling decode_tiling(const DecodeConfig& c, const Topology& topo) {
   const std::uint32_t g = c.h_q / c.h_kv;
   std::vector<std::uint32_t> candidates;  // whole heads x T_q, largest first, then runs of one head's positions
@@ -70,7 +83,13 @@ DecodeTiling decode_tiling(const DecodeConfig& c, const Topology& topo) {
     t.row_block = rows;
     t.tile_rows = c.tile_rows ? c.tile_rows : auto_tile_rows(c, rows, topo);
     t.prefetch_v = prefetch_v(c, rows, t.tile_rows, topo);
-    t.tcm_bytes = decode_tcm_bytes(c, rows, t.tile_rows, std::min(c.stream_rows, t.tile_rows), t.prefetch_v);
+    const std::uint32_t stream = std::min(c.stream_rows, t.tile_rows);
+    if (rows == g * c.t_q && (t.split_rows = split_rows(c, rows, topo)) > 0) {
+      t.tcm_bytes = decode_tcm_bytes(c, rows, t.tile_rows, stream, t.prefetch_v, true);
+      if (t.tcm_bytes <= topo.pe.tcm_bytes) return t;
+      t.split_rows = 0;  // K and V do not fit beside the rest: one block, V tiles
+    }
+    t.tcm_bytes = decode_tcm_bytes(c, rows, t.tile_rows, stream, t.prefetch_v, false);
     if (t.tcm_bytes <= topo.pe.tcm_bytes) return t;
   }
   throw workloads::ConfigError("decode needs " + units::format_bytes(t.tcm_bytes) +
@@ -128,13 +147,6 @@ std::uint32_t auto_tile_rows(const DecodeConfig& c, std::uint32_t m, const Topol
   return static_cast<std::uint32_t>(t);
 }
 
-std::uint32_t reduce_segment_rows(std::uint32_t rows, const Topology& topo) {
-  // The last tile's P.V in two parts: the first half of its GEMM row passes (rounded up),
-  // whose reduce then runs under the P.V of the rest. One pass: nothing to overlap.
-  const std::uint32_t array = topo.pe.gemm.rows, passes = (rows + array - 1) / array;
-  return passes < 2 ? 0 : (passes + 1) / 2 * array;
-}
-
 DecodePlan plan_decode(RuntimeContext& rt, const DecodeConfig& c, const AttentionInputs* inputs) {
   const Topology& topo = rt.system().topology();
   validate(c, topo);
@@ -144,6 +156,7 @@ DecodePlan plan_decode(RuntimeContext& rt, const DecodeConfig& c, const Attentio
   const DecodeTiling tiling = decode_tiling(c, topo);
   plan.tile_rows = tiling.tile_rows;
   plan.row_block = tiling.row_block;
+  plan.split_rows = tiling.split_rows;
   const std::uint32_t g = c.h_q / c.h_kv, m_rows = g * c.t_q;
   const auto s = static_cast<std::int64_t>(c.s);
 
@@ -156,7 +169,7 @@ DecodePlan plan_decode(RuntimeContext& rt, const DecodeConfig& c, const Attentio
   proto.stream_rows = std::min(c.stream_rows, plan.tile_rows);
   proto.row_block = plan.row_block;
   proto.prefetch_v = tiling.prefetch_v;
-  if (c.variant == Variant::Pipelined) proto.reduce_segment_rows = reduce_segment_rows(plan.row_block, topo);
+  proto.split_rows = tiling.split_rows;
   auto& params = plan.params;
   for (std::size_t i = 0; i < plan.devices.size(); ++i) params.push_back(std::make_shared<DecodeParams>(proto));
   for (std::uint32_t h = 0; h < c.h_kv; ++h) {
@@ -204,6 +217,7 @@ DecodeResult run_decode(RuntimeContext& rt, const DecodeConfig& c, const Attenti
   res.groups_per_sip = plan.groups_per_sip;
   res.tile_rows = plan.tile_rows;
   res.row_block = plan.row_block;
+  res.split_rows = plan.split_rows;
   res.prefetch_v = plan.params.front()->prefetch_v;
   const GroupShape shape = group_shape(c.cubes);
   launch_decode(rt, plan);
@@ -264,6 +278,9 @@ DecodeResult run_decode(RuntimeContext& rt, const DecodeConfig& c, const Attenti
     return std::ceil(rows / math.lanes) * (cost("max") + 2 * cost("exp") + cost("copy")) +
            std::ceil(rows * (c.d + 1) / math.lanes) * (2 * cost("mul") + cost("add"));
   };
+  struct BlockModel {
+    double sweep, gemms, tail;  // tail: the reduce and the store
+  };
   auto block_model = [&](double m) {
     const double q_load = topo.cube.hbm.latency_cycles + m * c.d * esz / hbm_bw;
     const double last_gemm = std::ceil(m / double(topo.pe.gemm.rows)) * std::ceil(c.d / double(topo.pe.gemm.cols)) *
@@ -272,6 +289,7 @@ DecodeResult run_decode(RuntimeContext& rt, const DecodeConfig& c, const Attenti
                              (std::ceil(res.tile_rows / double(topo.pe.gemm.cols)) * c.d +
                               std::ceil(c.d / double(topo.pe.gemm.cols)) * res.tile_rows) +
                              2.0 * (topo.pe.gemm.rows + topo.pe.gemm.cols);
+    const double gemms = tiles * gemm_tile + last_gemm;
     const double sweep = std::max(t_dma, q_load + tiles * gemm_tile) + last_gemm;
     // Level 2: log2 P rounds, each a message of the larger half of the rows still held and
     // its merge; P not a power of two: P - 1 messages of one segment from every PE.
@@ -289,11 +307,20 @@ DecodeResult run_decode(RuntimeContext& rt, const DecodeConfig& c, const Attenti
     const double l1 = center_rounds(shape.w, shape.h) *
                       (static_cast<double>(topo.sip.noc.latency_cycles) + seg * row_bytes / noc_bw + merge(seg));
     const double store = topo.cube.hbm.latency_cycles + seg * c.d * esz / hbm_bw;
-    return sweep + l2 + l1 + store;
+    return BlockModel{sweep, gemms, l2 + l1 + store};
   };
   res.model_cycles = 0;
-  for (const RowBlock& b : row_blocks(c.h_q / c.h_kv, c.t_q, res.row_block))
-    res.model_cycles += block_model(static_cast<double>(b.rows.count));
+  const std::vector<RowBlock> blocks = row_blocks(c.h_q / c.h_kv, c.t_q, res.row_block, res.split_rows);
+  if (res.split_rows > 0) {  // the second block's GEMMs (K and V in TCM) under the first's reduce
+    const BlockModel a = block_model(static_cast<double>(blocks[0].rows.count)),
+                     b = block_model(static_cast<double>(blocks[1].rows.count));
+    res.model_cycles = a.sweep + std::max(b.gemms, a.tail) + b.tail;
+  } else {
+    for (const RowBlock& b : blocks) {
+      const BlockModel m = block_model(static_cast<double>(b.rows.count));
+      res.model_cycles += m.sweep + m.tail;
+    }
+  }
 
   if (rt.data_mode()) res.o = gather(rt, plan.outputs, {c.h_q, c.t_q, c.d});
   return res;

@@ -28,7 +28,7 @@ struct DecodeConfig : AttentionShape {
 // The tensors and kernel parameters of a decode, placed in HBM but not yet launched.
 struct DecodePlan {
   std::vector<SipId> devices;
-  std::uint32_t groups_per_sip = 0, tile_rows = 0, row_block = 0;
+  std::uint32_t groups_per_sip = 0, tile_rows = 0, row_block = 0, split_rows = 0;
   std::vector<std::shared_ptr<DecodeParams>> params;  // per device; groups (q, k, v, o) in KV-head order
   std::vector<DeviceTensor> outputs;                  // O of each KV head, in head order
 };
@@ -44,6 +44,7 @@ struct DecodeBreakdown {
 struct DecodeResult {
   std::uint64_t cycles = 0;
   std::uint32_t groups_per_sip = 0, tile_rows = 0, row_block = 0;
+  std::uint32_t split_rows = 0;  // the first of two overlapped row blocks (0: no split)
   bool prefetch_v = false;     // the sweep loads V tiles ahead (GEMM-bound)
   std::vector<SipId> devices;  // the SIPs that hold a group
   DecodeBreakdown breakdown;
@@ -63,7 +64,7 @@ void validate(const DecodeConfig& c, const Topology& topo);
 // The TCM a PE of the decode kernel needs at most when it sweeps `rows` query rows at a
 // time, bytes (an upper bound: a tile's scratch counted at its largest).
 std::uint64_t decode_tcm_bytes(const DecodeConfig& c, std::uint32_t rows, std::uint32_t tile_rows,
-                               std::uint32_t stream_rows, bool prefetch_v);
+                               std::uint32_t stream_rows, bool prefetch_v, bool split);
 // Whether blocks of `rows` query rows make the sweep GEMM-bound: a KV row's two GEMMs take
 // longer than its K and V bytes on the HBM channel (the pipelined sweep then prefetches V).
 bool gemm_bound(const DecodeConfig& c, std::uint32_t rows, const Topology& topo);
@@ -75,6 +76,7 @@ bool prefetch_v(const DecodeConfig& c, std::uint32_t rows, std::uint32_t tile_ro
 // Throws ConfigError when not even one row fits.
 struct DecodeTiling {
   std::uint32_t row_block = 0, tile_rows = 0;
+  std::uint32_t split_rows = 0;  // all rows as two blocks, K and V kept in TCM (0: no split)
   bool prefetch_v = false;  // the pipelined sweep loads V tiles ahead
   std::uint64_t tcm_bytes = 0;
 };
@@ -86,9 +88,11 @@ std::string choose_placement(DecodeConfig& c, const std::string& sp_table, std::
                              std::optional<std::uint32_t> pes, const Topology& topo);
 // KV rows per sweep tile for blocks of m query rows (the `tile` knob's auto).
 std::uint32_t auto_tile_rows(const DecodeConfig& c, std::uint32_t m, const Topology& topo);
-// Rows of the first part of the last tile's P.V for blocks of `rows` query rows, whose
-// reduce runs under the rest's P.V (0: one part).
-std::uint32_t reduce_segment_rows(std::uint32_t rows, const Topology& topo);
+// KV rows of a rank (the largest shard).
+std::uint64_t kv_rows_per_rank(const DecodeConfig& c);
+// Rows of the first of two split blocks for all `rows` query rows at once (0: no split;
+// DecodeParams::split_rows): the pipelined sweep, GEMM-bound, of two or more row passes.
+std::uint32_t split_rows(const DecodeConfig& c, std::uint32_t rows, const Topology& topo);
 
 // Validates `c` and places its tensors: from `inputs`, or empty (zeros) without them.
 DecodePlan plan_decode(RuntimeContext& rt, const DecodeConfig& c, const AttentionInputs* inputs);

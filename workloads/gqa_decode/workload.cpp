@@ -38,7 +38,8 @@ class DecodeJob : public Job {
     r.knobs["variant"] = gqa::variant_name(c_.variant);
     r.knobs["tile_rows"] = d.tile_rows;
     r.knobs["row_block"] = d.row_block;
-    r.knobs["v_tiles"] = d.prefetch_v ? "prefetched" : "streamed";
+    r.knobs["split_rows"] = d.split_rows;
+    r.knobs["v_tiles"] = d.split_rows > 0 ? "kept" : d.prefetch_v ? "prefetched" : "streamed";
     auto span = [](const gqa::Phase& p) { return nlohmann::json{{"begin", p.begin}, {"end", p.end}}; };
     r.add("groups_per_sip", d.groups_per_sip, Merge::Same);
     r.add("breakdown.kv_sweep", span(d.breakdown.sweep), Merge::Widen);
@@ -109,11 +110,15 @@ class GqaDecode : public Workload {
     add("kernbench: gqa_decode (%s) on %s (%s), %s mode\n", k.at("variant").get<std::string>().c_str(),
         r.topology_name.c_str(), r.topology_file.c_str(), r.mode.c_str());
     report::shape_line(add, k);
+    const std::uint32_t split = k.at("split_rows");
+    const std::string blocks = split > 0 ? "query rows in two blocks, " + std::to_string(split) + " then " +
+                                               std::to_string(k.at("row_block").get<std::uint32_t>() - split) +
+                                               ", the first reducing under the second's GEMMs, K and V kept in TCM"
+                                         : std::to_string(k.at("row_block").get<std::uint32_t>()) + " query rows at a time";
     add("  placement       C %u cubes x P %u PEs per KV head (%s), %u group(s) per SIP, devices %s; sweep tiles of %u "
-        "rows (V %s), %u query rows at a time\n",
+        "rows (V %s), %s\n",
         cubes, pes, k.at("placement").get<std::string>().c_str(), r.figure("groups_per_sip").get<std::uint32_t>(), devices_text(r.devices).c_str(),
-        k.at("tile_rows").get<std::uint32_t>(), k.at("v_tiles").get<std::string>().c_str(),
-        k.at("row_block").get<std::uint32_t>());
+        k.at("tile_rows").get<std::uint32_t>(), k.at("v_tiles").get<std::string>().c_str(), blocks.c_str());
     report::simulated_line(add, r);
     add("  breakdown       KV sweep %s, Level-2 reduce %s, Level-1 reduce %s, store %s (cycles)\n",
         report::span_text(r.figure("breakdown.kv_sweep")).c_str(),
