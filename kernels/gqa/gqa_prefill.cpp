@@ -35,26 +35,37 @@ struct Lane {
   std::vector<Chunk> chunks;  // this lane's chunks, in ring order
 };
 
-// The chunks lane `pe` carries: block b's rows, cut at rank-shard boundaries (a step-0
-// load reads one shard) into chunks of at most chunk_rows. Lane p takes the shards from
-// shard p on, so at step 0 the P lanes of a cube read P different HBM channels at a
-// time rather than all queueing on one (the KV split deals chunks by index instead).
+// The chunks a lane works on, in ring order. Without the KV split every PE of a cube
+// sees every chunk: block b's rows cut into chunks of at most chunk_rows (across its
+// shards), each PE carrying one slice of each (shared_slice) and getting the others
+// from its cube. With the KV split the chunks are cut at rank-shard boundaries (a step-0
+// load reads one shard) and dealt to the lanes by index, each lane carrying its own.
 std::vector<Chunk> lane_chunks(const Lane& x, const std::vector<std::uint32_t>& ring, std::uint32_t pos) {
   std::vector<Chunk> out;
   const std::uint32_t c = x.plan.shape.cubes, chunk_rows = x.plan.shape.chunk_rows;
-  const std::uint32_t first = x.plan.kv_split ? 0 : x.pe;
+  const auto& shards = x.g.k.placements();
   for (std::uint32_t step = 0; step < c; ++step) {
     const std::uint32_t block = ring[(pos + c - step) % c];
+    if (!x.plan.kv_split) {
+      const std::uint64_t end = shards[block * x.p.pes + x.p.pes - 1].rows.end();
+      for (std::uint64_t r = shards[block * x.p.pes].rows.begin; r < end; r += chunk_rows)
+        out.push_back({step, {r, std::min<std::uint64_t>(chunk_rows, end - r)}});
+      continue;
+    }
     std::uint32_t index = 0;
-    for (std::uint32_t i = 0; i < x.p.pes; ++i) {
-      const std::uint32_t q = (first + i) % x.p.pes;
-      const RowRange shard = x.g.k.placements()[block * x.p.pes + q].rows;
+    for (std::uint32_t q = 0; q < x.p.pes; ++q) {
+      const RowRange shard = shards[block * x.p.pes + q].rows;
       for (std::uint64_t r = shard.begin; r < shard.end(); r += chunk_rows, ++index)
-        if (!x.plan.kv_split || index % x.p.pes == x.pe)
-          out.push_back({step, {r, std::min<std::uint64_t>(chunk_rows, shard.end() - r)}});
+        if (index % x.p.pes == x.pe) out.push_back({step, {r, std::min<std::uint64_t>(chunk_rows, shard.end() - r)}});
     }
   }
   return out;
+}
+
+// The rows of a chunk that PE `pe` of a cube carries around the ring (without the KV
+// split): one P-th, so each chunk crosses each ring link once.
+RowRange shared_slice(const Chunk& ch, std::uint32_t pe, std::uint32_t pes) {
+  return shard_rows(ch.keys.count, pes, pe);
 }
 
 bool visible(const Lane& x, const Chunk& ch, const QueryTile& qt) {
@@ -111,17 +122,46 @@ void gqa_prefill(tl::Ctx& tl, std::shared_ptr<const PrefillParams> params) {
          tl.persistent({qt_rows, 1}, DType::fp32, "rowsum")};
 
   // Chunk k lands in buffer k % kChunkBuffers: from HBM at step 0, else from the ring.
+  // Without the KV split a PE gets its slice so (the ring lane of the slice), and the
+  // other slices from the PEs of its cube.
   std::vector<std::pair<tl::Tensor, tl::Tensor>> kv(x.chunks.size());
+  auto on_pe = [&](std::uint32_t pe) { return PeCoord{tl.sip(), tl.cube(), PeId(pe)}; };
+  auto part = [&](const tl::Tensor& t, RowRange r) {
+    return tl.rows(t, static_cast<std::uint32_t>(r.begin), static_cast<std::uint32_t>(r.count));
+  };
   auto post_chunk = [&](std::size_t k) {
     const Chunk& ch = x.chunks[k];
     const auto rows = static_cast<std::uint32_t>(ch.keys.count);
     const tl::Tensor kb = tl.rows(kbuf[k % kChunkBuffers], 0, rows), vb = tl.rows(vbuf[k % kChunkBuffers], 0, rows);
-    if (ch.step == 0) {
-      kv[k] = {tl.load(group->k, ch.keys, &kb), tl.load(group->v, ch.keys, &vb)};
-      return;
+    kv[k] = {kb, vb};
+    const RowRange own = plan.kv_split ? RowRange{0, rows} : shared_slice(ch, x.pe, p.pes);
+    const tl::Tensor ok = part(kb, own), ov = part(vb, own);
+    if (own.count > 0 && ch.step == 0) {
+      load_rows(tl, group->k, {ch.keys.begin + own.begin, own.count}, ok);
+      load_rows(tl, group->v, {ch.keys.begin + own.begin, own.count}, ov);
+    } else if (own.count > 0) {
+      const Shape shape{static_cast<std::int64_t>(own.count), d};
+      tl.recv_async(x.prev, shape, p.dtype, kTagRingK, &ok);
+      tl.recv_async(x.prev, shape, p.dtype, kTagRingV, &ov);
     }
-    const Shape shape{static_cast<std::int64_t>(rows), d};
-    kv[k] = {tl.recv_async(x.prev, shape, p.dtype, kTagRingK, &kb), tl.recv_async(x.prev, shape, p.dtype, kTagRingV, &vb)};
+    // Passed on as it comes (the scheduler holds the sends): along the ring lane, and
+    // to the cube, rotated so that no PE is everyone's first.
+    if (own.count > 0 && ch.step + 1 < c) {
+      tl.send(x.next, ok, kTagRingK);
+      tl.send(x.next, ov, kTagRingV);
+    }
+    if (plan.kv_split) return;
+    for (std::uint32_t i = 1; i < p.pes && own.count > 0; ++i) {
+      tl.send(on_pe((x.pe + i) % p.pes), ok, kTagShareK);
+      tl.send(on_pe((x.pe + i) % p.pes), ov, kTagShareV);
+    }
+    for (std::uint32_t q = 0; q < p.pes; ++q)
+      if (const RowRange s = shared_slice(ch, q, p.pes); q != x.pe && s.count > 0) {
+        const Shape shape{static_cast<std::int64_t>(s.count), d};
+        const tl::Tensor sk = part(kb, s), sv = part(vb, s);
+        tl.recv_async(on_pe(q), shape, p.dtype, kTagShareK, &sk);
+        tl.recv_async(on_pe(q), shape, p.dtype, kTagShareV, &sv);
+      }
   };
   const std::size_t windows = (x.chunks.size() + kWindow - 1) / kWindow;
   auto post_window = [&](std::size_t w) {
@@ -213,11 +253,6 @@ void gqa_prefill(tl::Ctx& tl, std::shared_ptr<const PrefillParams> params) {
   if (!pairs.empty()) prefetch(0);
   if (windows > 0) post_window(0);
   for (std::size_t w = 0; w < windows; ++w) {
-    for (std::size_t k = w * kWindow; k < std::min(x.chunks.size(), (w + 1) * kWindow); ++k)
-      if (x.chunks[k].step + 1 < c) {  // forward along the ring lane
-        tl.send(x.next, kv[k].first, kTagRingK);
-        tl.send(x.next, kv[k].second, kTagRingV);
-      }
     // The next window goes into the buffers of the previous one, so it is posted once
     // this window's first flash tile is queued: the wait for the previous window's
     // last readers then overlaps that tile.

@@ -3,9 +3,10 @@
 // one KV head (R groups, on different SIPs, hold replicas of it when there are fewer KV
 // heads than groups). K and V keep decode's contiguous C x P placement, so cube i starts
 // with KV block i (its P PEs' shards). The blocks rotate around a ring (a Hamiltonian
-// cycle of the group, every hop one mesh hop) in P parallel lanes: PE p of a cube
-// forwards each KV chunk to PE p of the next cube, C - 1 times per chunk, receiving into
-// buffers posted ahead. The query positions are split over the head's R x C x P ranks
+// cycle of the group, every hop one mesh hop), each crossing each link once: PE p of a
+// cube carries slice p of every chunk to PE p of the next cube (C - 1 times) and shares
+// it with the other PEs of its cube, receiving the other slices from them into buffers
+// posted ahead. The query positions are split over the head's R x C x P ranks
 // (contiguous or zigzag), and the G query heads are folded into each tile's rows
 // (PrefillPlan), so any G keeps every PE busy. A tile's (m, l, O) state streams between
 // HBM and TCM, so TCM use is bounded for any S. Pairs (tile, KV chunk) wholly in the
@@ -36,8 +37,10 @@ struct PrefillParams : AttentionParams {
   std::vector<PrefillGroup> groups;
 };
 
-// Message tags: a chunk's K travels with kTagRingK, its V with kTagRingV.
-inline constexpr std::uint32_t kTagRingK = 0x300, kTagRingV = 0x301, kTagPrefillMerge = 0x310;
+// Message tags: a chunk's K travels the ring with kTagRingK, its V with kTagRingV, and
+// they are shared in a cube with kTagShareK and kTagShareV.
+inline constexpr std::uint32_t kTagRingK = 0x300, kTagRingV = 0x301, kTagShareK = 0x302, kTagShareV = 0x303,
+                               kTagPrefillMerge = 0x310;
 
 void gqa_prefill(tl::Ctx& tl, std::shared_ptr<const PrefillParams> params);
 

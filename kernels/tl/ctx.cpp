@@ -114,7 +114,7 @@ void Ctx::end_scope(std::uint64_t mark, std::size_t first) {
   for (std::size_t i = first; i < scratch_.size(); ++i) {
     Buffer& b = *scratch_[i];
     if (!unwinding) {
-      if (b.receiving) take_message(b);  // its message must land before the space is reused
+      while (!b.receives.empty()) take_message(b, b.receives.front().op);  // before the space is reused
       for (const Access& w : b.writers) block_on(*w.cmd, "scope end: '" + b.name + "' still being written");
       for (const Access& r : b.readers) block_on(*r.cmd, "scope end: '" + b.name + "' still being read");
     }
@@ -163,7 +163,7 @@ void Ctx::consume(const Tensor& t, const std::string& op) {
   check(t, op, "operand");
   if (!t.buffer_) return;
   Buffer& b = *t.buffer_;
-  if (b.receiving) take_message(b);
+  take_messages(t);
   for (const Access& w : b.writers)
     if (overlaps(w, t)) block_on(*w.cmd, "'" + b.name + "' for op '" + op + "'");
   std::erase_if(b.writers, finished);
@@ -180,7 +180,7 @@ void Ctx::add_writer(const Tensor& t, const Command& cmd) {
 
 void Ctx::prepare_write(const Tensor& t) {
   Buffer& b = *t.buffer_;
-  if (b.receiving) take_message(b);
+  take_messages(t);
   for (const Access& w : b.writers)
     if (overlaps(w, t)) block_on(*w.cmd, "'" + b.name + "' before overwriting it");
   std::erase_if(b.writers, finished);
@@ -268,9 +268,8 @@ void Ctx::finish() {
   // not stay in the mailbox for a later run to take.
   for (auto& [key, posted] : posted_)
     while (!posted.empty()) {
-      const std::shared_ptr<Buffer> b = posted.front();
-      if (b->receiving) take_message(*b);
-      else posted.pop_front();
+      const auto [b, op] = posted.front();
+      take_message(*b, op);
     }
   waiting_for_ = "its last commands to finish";
   pe_.cpu.wait_all();
@@ -425,7 +424,7 @@ Tensor Ctx::gemm_into(const Tensor& a, const Tensor& b, const CompositeOpts& opt
   // A streamed composite whose a is still being loaded starts streaming b at once; its
   // GEMMs wait for the load in the scheduler (the first K tile streams while Q loads).
   const Command* a_load = nullptr;
-  if (composite && b.is_ref() && a.buffer_ && !a.buffer_->receiving) {
+  if (composite && b.is_ref() && a.buffer_ && a.buffer_->receives.empty()) {
     const std::vector<const Command*> pending = pending_accesses(a, false);
     if (pending.size() == 1 && pending.front()->kind == Command::Kind::DmaRead) a_load = pending.front();
   }
@@ -529,7 +528,7 @@ Command math_step_command(MathOp op, TcmView in0, TcmView in1, TcmView out, std:
 
 void Ctx::wait_unless_sequenced(const Tensor& t, const std::string& op) {
   Buffer& b = *t.buffer_;
-  if (b.receiving) take_message(b);
+  take_messages(t);
   // A command the scheduler holds is not in its order yet: wait for it here.
   for (const Access& w : b.writers)
     if ((w.cmd->kind != Command::Kind::Sequence || held(*w.cmd)) && overlaps(w, t))
@@ -690,7 +689,7 @@ Tensor Ctx::merge_state(const Tensor& state, const Tensor& other) {
   charge("composite");
   Command seq;
   seq.kind = Command::Kind::Sequence;
-  if (other.buffer_->receiving) seq.receive = receive_in_scheduler(*other.buffer_);
+  seq.receive = receive_in_scheduler(other);
   seq.waits_for = pending_accesses(other, true);
   for (const Command* c : pending_accesses(state, true)) seq.waits_for.push_back(c);
   auto columns = [&](const Tensor& t, std::uint32_t begin, std::uint32_t count) {
@@ -921,9 +920,19 @@ void Ctx::send(const PeCoord& dst, const Tensor& x, std::uint32_t tag) {
   if (x.is_ref()) fail(op, "the value sent must be in TCM, not a ref");
   check_contiguous(x, op);
   charge("send");
-  // Not waited for by the program: the scheduler sends it once x is written.
-  if (x.buffer_->receiving) take_message(*x.buffer_);
+  // Not waited for by the program: the scheduler sends it once x is written. A value
+  // still arriving by one receive of exactly its bytes (a message passed on) is taken by
+  // the scheduler for the send, which then writes x; the program waits only for others.
   Command c;
+  const Buffer& b = *x.buffer_;
+  const auto overlapping = std::count_if(b.receives.begin(), b.receives.end(), [&](const Buffer::Receive& r) {
+    return r.begin < x.span_end() && x.span_begin() < r.end;
+  });
+  const bool passed_on = overlapping == 1 && std::any_of(b.receives.begin(), b.receives.end(), [&](const auto& r) {
+    return r.begin == x.span_begin() && r.end == x.span_end();
+  });
+  if (passed_on) c.receive = receive_in_scheduler(x);
+  else take_messages(x);
   c.waits_for = pending_accesses(x, false);
   c.kind = Command::Kind::Send;
   c.dst_cube = dst.cube.value;
@@ -940,7 +949,11 @@ void Ctx::send(const PeCoord& dst, const Tensor& x, std::uint32_t tag) {
   r.hops = topo_.mesh().hops(cube(), dst.cube);
   r.tensor = x.name();
   r.shape = shape_text(x.shape());
-  add_reader(x, issue(c, std::move(r)));
+  const Command& cmd = issue(c, std::move(r));
+  add_reader(x, cmd);
+  if (!cmd.receive) return;
+  add_writer(x, cmd);
+  scheduler_receives_[{cmd.receive->src_cube, cmd.receive->src_pe, cmd.receive->tag}] = &cmd;
 }
 
 Tensor Ctx::recv_async(const PeCoord& src, const Shape& shape, DType dtype, std::uint32_t tag,
@@ -974,55 +987,70 @@ Tensor Ctx::recv_async(const PeCoord& src, const Shape& shape, DType dtype, std:
   r.hops = topo_.mesh().hops(cube(), src.cube);
   r.issue = r.start = cycles(sc_core::sc_time_stamp());
   Buffer& b = *t.buffer_;
-  b.receiving = true;
-  b.recv_from = src;
-  b.recv_tag = tag;
-  b.recv_op = log_.append(std::move(r));
-  b.recv_bytes = t.bytes();
-  b.recv_offset = view_of(t).offset;
-  posted_[{src.cube.value, src.pe.value, tag}].push_back(t.buffer_);
+  const std::uint64_t op_id = log_.append(std::move(r));
+  b.receives.push_back({src, tag, op_id, t.bytes(), t.span_begin(), t.span_end(), view_of(t).offset});
+  posted_[{src.cube.value, src.pe.value, tag}].emplace_back(t.buffer_, op_id);
   return t;
 }
 
-void Ctx::take_message(Buffer& b) {
+void Ctx::take_messages(const Tensor& t) {
+  Buffer& b = *t.buffer_;
+  auto into_t = [&](const Buffer::Receive& r) { return r.begin < t.span_end() && t.span_begin() < r.end; };
+  for (auto it = std::find_if(b.receives.begin(), b.receives.end(), into_t); it != b.receives.end();
+       it = std::find_if(b.receives.begin(), b.receives.end(), into_t))
+    take_message(b, it->op);
+}
+
+void Ctx::take_message(Buffer& b, std::uint64_t op) {
   // Messages of one sender and tag fill the receives in the order they were posted,
   // whichever buffer the program uses first: the earlier receives are taken first.
-  auto& posted = posted_[{b.recv_from.cube.value, b.recv_from.pe.value, b.recv_tag}];
-  while (b.receiving) {
-    const std::shared_ptr<Buffer> next = posted.front();
+  const auto it = std::find_if(b.receives.begin(), b.receives.end(), [&](const auto& r) { return r.op == op; });
+  if (it == b.receives.end()) return;
+  auto& posted = posted_[{it->from.cube.value, it->from.pe.value, it->tag}];
+  for (bool mine = false; !mine;) {
+    const auto [next, next_op] = posted.front();
     posted.pop_front();
-    if (next->receiving) take_one(*next);
+    mine = next_op == op;
+    take_one(*next, next_op);
   }
 }
 
-std::optional<Command::Receive> Ctx::receive_in_scheduler(Buffer& b) {
+std::optional<Command::Receive> Ctx::receive_in_scheduler(const Tensor& t) {
+  Buffer& b = *t.buffer_;
+  const auto it = std::find_if(b.receives.begin(), b.receives.end(),
+                               [&](const auto& r) { return r.begin < t.span_end() && t.span_begin() < r.end; });
+  if (it == b.receives.end()) return std::nullopt;
+  const Buffer::Receive r = *it;
   // The earlier receives of its sender and tag are taken first, as take_message does.
-  auto& posted = posted_[{b.recv_from.cube.value, b.recv_from.pe.value, b.recv_tag}];
-  while (posted.front().get() != &b) {
-    const std::shared_ptr<Buffer> next = posted.front();
+  auto& posted = posted_[{r.from.cube.value, r.from.pe.value, r.tag}];
+  while (posted.front().second != r.op) {
+    const auto [next, next_op] = posted.front();
     posted.pop_front();
-    if (next->receiving) take_one(*next);
+    take_one(*next, next_op);
   }
   posted.pop_front();
-  b.receiving = false;
-  Command::Receive r;
-  r.src_cube = b.recv_from.cube.value;
-  r.src_pe = b.recv_from.pe.value;
-  r.tag = b.recv_tag;
-  r.bytes = b.recv_bytes;
-  if (data_) r.tcm = pe_.tcm.data(b.recv_offset);
-  r.op_id = b.recv_op;
-  return r;
+  b.receives.erase(std::find_if(b.receives.begin(), b.receives.end(), [&](const auto& x) { return x.op == r.op; }));
+  Command::Receive out;
+  out.src_cube = r.from.cube.value;
+  out.src_pe = r.from.pe.value;
+  out.tag = r.tag;
+  out.bytes = r.bytes;
+  if (data_) out.tcm = pe_.tcm.data(r.offset);
+  out.op_id = r.op;
+  return out;
 }
 
-void Ctx::take_one(Buffer& b) {
+void Ctx::take_one(Buffer& b, std::uint64_t op) {
+  const auto it = std::find_if(b.receives.begin(), b.receives.end(), [&](const auto& r) { return r.op == op; });
+  if (it == b.receives.end()) return;  // taken already
+  const Buffer::Receive r = *it;
   // A receive of the same sender and tag that the scheduler holds takes its message first.
-  if (const auto it = scheduler_receives_.find({b.recv_from.cube.value, b.recv_from.pe.value, b.recv_tag});
-      it != scheduler_receives_.end())
-    block_on(*it->second, "a held receive from " + b.recv_from.str() + " with tag " + std::to_string(b.recv_tag));
+  if (const auto held = scheduler_receives_.find({r.from.cube.value, r.from.pe.value, r.tag});
+      held != scheduler_receives_.end())
+    block_on(*held->second, "a held receive from " + r.from.str() + " with tag " + std::to_string(r.tag));
   std::optional<Message> m;
-  while (!(m = pe_.ipcq.take(b.recv_from.cube.value, b.recv_from.pe.value, b.recv_tag))) {
-    waiting_for_ = "a message from " + b.recv_from.str() + " with tag " + std::to_string(b.recv_tag);
+  while (!(m = pe_.ipcq.take(r.from.cube.value, r.from.pe.value, r.tag))) {
+    waiting_for_ = "a message from " + r.from.str() + " with tag " + std::to_string(r.tag);
     sc_core::wait(pe_.ipcq.message_event());
   }
   waiting_for_.clear();
@@ -1032,13 +1060,13 @@ void Ctx::take_one(Buffer& b) {
   const bool held = m->account.at > path.at;
   path.join(m->account);
   path.advance(ticks(sc_core::sc_time_stamp()), Cause::Sync);
-  if (held) path.enter(b.recv_op);
-  if (m->bytes != b.recv_bytes)
-    fail("recv", "message from " + b.recv_from.str() + " tag " + std::to_string(b.recv_tag) + " has " +
-                     std::to_string(m->bytes) + " bytes, the receive expects " + std::to_string(b.recv_bytes));
-  if (data_ && !m->data.empty()) std::copy(m->data.begin(), m->data.end(), pe_.tcm.data(b.recv_offset));
-  b.receiving = false;
-  log_.at(b.recv_op).end = cycles(m->arrival);
+  if (held) path.enter(r.op);
+  if (m->bytes != r.bytes)
+    fail("recv", "message from " + r.from.str() + " tag " + std::to_string(r.tag) + " has " +
+                     std::to_string(m->bytes) + " bytes, the receive expects " + std::to_string(r.bytes));
+  if (data_ && !m->data.empty()) std::copy(m->data.begin(), m->data.end(), pe_.tcm.data(r.offset));
+  b.receives.erase(std::find_if(b.receives.begin(), b.receives.end(), [&](const auto& x) { return x.op == op; }));
+  log_.at(r.op).end = cycles(m->arrival);
 }
 
 Tensor Ctx::recv(const PeCoord& src, const Shape& shape, DType dtype, std::uint32_t tag) {

@@ -194,7 +194,7 @@ class Ctx {
   // The commands still writing (and, for a write, reading) the bytes t spans.
   std::vector<const Command*> pending_accesses(const Tensor& t, bool write) const;
   // Hands a posted receive to the scheduler (the merge that consumes it takes it there).
-  std::optional<Command::Receive> receive_in_scheduler(Buffer& b);
+  std::optional<Command::Receive> receive_in_scheduler(const Tensor& t);  // t: one posted receive
   // A sequence's running state: waits only when something other than a sequence wrote
   // it (the scheduler orders the sequences that update it: their first step is serial).
   void wait_unless_sequenced(const Tensor& t, const std::string& op);
@@ -208,8 +208,9 @@ class Ctx {
   void block_on(const Command& cmd, const std::string& what);
   void end_phase();
   std::uint64_t cycles(const sc_core::sc_time& t) const;  // since origin_
-  void take_message(Buffer& b);
-  void take_one(Buffer& b);
+  void take_messages(const Tensor& t);                 // of the receives into t's bytes
+  void take_message(Buffer& b, std::uint64_t op);      // the receive `op` and the earlier ones of its queue
+  void take_one(Buffer& b, std::uint64_t op);
   Tensor math(MathOp op, const std::string& kind, const Tensor& a, const Tensor* b, const Tensor* c,
               const Tensor* out, float scalar = 0);
   Tensor reduce(MathOp op, const std::string& kind, const Tensor& x, int axis);
@@ -226,7 +227,10 @@ class Ctx {
   std::uint64_t scratch_bottom_;       // grows down from the TCM's end
   std::vector<std::shared_ptr<Buffer>> scratch_;  // live scratch buffers, allocation order
   // Posted receives per (sender cube, sender PE, tag), in posting order, not yet taken.
-  std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>, std::deque<std::shared_ptr<Buffer>>> posted_;
+  // Posted receives per (sender cube, sender PE, tag), in posting order: buffer and op.
+  std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>,
+           std::deque<std::pair<std::shared_ptr<Buffer>, std::uint64_t>>>
+      posted_;
   // Stores still in flight: a load of the same rows waits for them (the DMA read and
   // write channels are independent, so a load could otherwise overtake a store).
   struct PendingStore {

@@ -28,12 +28,16 @@ struct Buffer {
   Arena arena = Arena::Scratch;
   bool alive = true;                      // false once its scratch scope has ended
   std::vector<Access> writers, readers;   // commands that write / read it, until done
-  // A posted receive: the message that fills it has not been taken yet.
-  bool receiving = false;
-  PeCoord recv_from;
-  std::uint32_t recv_tag = 0;
-  std::uint64_t recv_op = 0;
-  std::uint64_t recv_bytes = 0, recv_offset = 0;  // what the posted receive expects, and where
+  // Posted receives into spans of it whose messages have not been taken yet.
+  struct Receive {
+    PeCoord from;
+    std::uint32_t tag = 0;
+    std::uint64_t op = 0;           // its op-log record
+    std::uint64_t bytes = 0;        // what it expects
+    std::uint64_t begin = 0, end = 0;  // the span it fills (as Access)
+    std::uint64_t offset = 0;       // TCM address of the span
+  };
+  std::vector<Receive> receives;
 };
 
 // An HBM-resident operand (`ref`): rows of a device tensor, never loaded by the kernel.

@@ -63,22 +63,34 @@ INSTANTIATE_TEST_SUITE_P(
 
 gqa::PrefillResult timing_run(Machine& m, const PrefillConfig& cfg) { return gqa::run_prefill(m.rt, cfg, nullptr); }
 
-TEST(PrefillLevers, RingTransfersAreOneHopAndCarryNoSoftmaxState) {
+TEST(PrefillLevers, EachBlockCrossesEachRingLinkOncePerStep) {
   Machine m = one_sip(false);
   const PrefillConfig cfg = small(2048, 0, RowLayout::Zigzag, true, DType::bf16, 128);
   const gqa::PrefillResult r = timing_run(m, cfg);
-  // Per group: P lanes x C cubes, each forwarding every chunk of C - 1 blocks; shards of
-  // 2048 / 64 = 32 rows are one chunk each, P chunks a block; K and V are two messages.
-  const std::uint64_t c = 8, p = 8, chunks_per_block = p;
-  EXPECT_EQ(r.ring_transfers, 2 /*groups*/ * p * c * (c - 1) * chunks_per_block * 2);
-  std::size_t sends = 0;
+  // Per group: C cubes each pass C - 1 blocks of 2048 / 8 = 256 rows to the next, a
+  // block's K and V (2 x 256 x 128 bf16) over the link once: each of its 2 chunks of 128
+  // rows as P slices of 16 rows, one per lane, K and V two messages each.
+  const std::uint64_t c = 8, p = 8, groups = 2, block_bytes = 2ull * 256 * 128 * 2;
+  EXPECT_EQ(r.ring_bytes, groups * c * (c - 1) * block_bytes);
+  EXPECT_EQ(r.ring_transfers, groups * c * (c - 1) * 2 /*chunks*/ * p * 2);
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint64_t> link_bytes;  // (cube, next cube)
+  std::map<PeCoord, std::uint64_t> shared_in;
   for (const OpRecord* s : m.rt.op_log().select("ipcq", "send")) {
-    ++sends;
-    EXPECT_TRUE(s->tag == gqa::kTagRingK || s->tag == gqa::kTagRingV) << "a non-ring message: tag " << s->tag;
-    EXPECT_EQ(s->hops, 1u) << "a ring hop of more than one mesh hop";
-    EXPECT_EQ(s->peer->pe, s->pe.pe) << "lanes stay lanes";
+    if (s->tag == gqa::kTagRingK || s->tag == gqa::kTagRingV) {
+      EXPECT_EQ(s->hops, 1u) << "a ring hop of more than one mesh hop";
+      EXPECT_EQ(s->peer->pe, s->pe.pe) << "lanes stay lanes";
+      link_bytes[{s->pe.cube.value, s->peer->cube.value}] += s->bytes;
+      continue;
+    }
+    EXPECT_TRUE(s->tag == gqa::kTagShareK || s->tag == gqa::kTagShareV) << "a message of neither: tag " << s->tag;
+    EXPECT_EQ(s->peer->cube, s->pe.cube) << "slices are shared inside the cube";
+    shared_in[*s->peer] += s->bytes;
   }
-  EXPECT_EQ(sends, r.ring_transfers);
+  ASSERT_EQ(link_bytes.size(), groups * c);
+  for (const auto& [link, bytes] : link_bytes) EXPECT_EQ(bytes, (c - 1) * block_bytes) << link.first << "->" << link.second;
+  // Every PE gets the other P - 1 slices of every chunk of every block from its cube.
+  ASSERT_EQ(shared_in.size(), groups * c * p);
+  for (const auto& [pe, bytes] : shared_in) EXPECT_EQ(bytes, c * block_bytes * (p - 1) / p) << pe.str();
 }
 
 // The timeline's named spans: every PE of a ring walks the steps in order, then stores O.
@@ -141,7 +153,8 @@ std::size_t expected_pairs(const PrefillConfig& c, std::uint32_t cube, std::uint
   std::size_t n = 0;
   for (const gqa::PrefillTile& t : plan.ranks[plan.rank_of(0, cube, pe)]) {
     const std::uint64_t last = c.s - c.q_len() + t.pos0 + t.positions - 1;
-    for (std::uint64_t k0 = 0; k0 < c.s; k0 += std::min<std::uint64_t>(c.chunk_rows, c.s / 64))
+    // Chunks of chunk_rows cut each cube's block of S / 8 rows.
+    for (std::uint64_t k0 = 0; k0 < c.s; k0 += std::min<std::uint64_t>(c.chunk_rows, c.s / 8))
       if (!causal || k0 <= last) ++n;
   }
   return n;

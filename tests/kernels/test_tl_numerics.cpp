@@ -207,6 +207,29 @@ TEST(TlNumerics, SendsLeaveInProgramOrder) {
   EXPECT_GE(sends[1]->start, sends[0]->start);
 }
 
+TEST(TlNumerics, ReceivesFillRowsOfOneBuffer) {
+  // Two senders' messages land in two row ranges of one buffer, posted before either
+  // arrives; a consumer of the whole buffer waits for both.
+  Machine m;
+  const HostTensor h = test::random_host({16, 32}, 9);
+  const DeviceTensor src = m.rt.from_host("src", h, DType::fp32, DPPolicy::replicate(1, 1, 0));
+  const DeviceTensor dst = m.rt.empty("dst", {16, 32}, DType::fp32, DPPolicy::replicate(1, 1, 3));
+  m.rt.launch(SipId(0), "rows", [&](tl::Ctx& tl) {
+    const PeCoord a{SipId(0), CubeId(0), PeId(0)}, b{SipId(0), CubeId(1), PeId(0)}, to{SipId(0), CubeId(3), PeId(0)};
+    if (tl.coord() == a) tl.send(to, tl.load(src, {8, 8}), 4);
+    if (tl.coord() == b) tl.send(to, tl.load(src, {0, 8}), 4);
+    if (tl.coord() == to) {
+      const tl::Tensor buf = tl.persistent({16, 32}, DType::fp32, "buf");
+      const tl::Tensor top = tl.rows(buf, 0, 8), bottom = tl.rows(buf, 8, 8);
+      tl.recv_async(b, {8, 32}, DType::fp32, 4, &top);
+      tl.recv_async(a, {8, 32}, DType::fp32, 4, &bottom);
+      tl.store(dst, {0, 16}, buf);
+    }
+  });
+  m.rt.run();
+  EXPECT_EQ(m.rt.read(dst).data, h.data);
+}
+
 // tl.merge_state against the fp64 online-softmax merge, with an empty row on one side
 // and on both (m = -inf contributes nothing and never makes a NaN).
 TEST(TlNumerics, MergeStateIsTheOnlineSoftmaxMerge) {

@@ -298,6 +298,39 @@ TEST(TlTiming, AHeldSendHoldsOnlyLaterSendsToItsPeAndTag) {
   EXPECT_GE(sends[3]->start, sends[0]->start) << "same PE and tag: in issue order";
 }
 
+TEST(TlTiming, AMessagePassedOnLeavesAsItArrivesWithoutHoldingTheProgram) {
+  // The middle PE receives into a buffer and sends that buffer on: the scheduler takes
+  // the message for the send, which starts the cycle it is in; the program goes on.
+  Machine m("small_1sip_2x2x2", false);
+  const PeCoord first{SipId(0), CubeId(3), PeId(1)}, last{SipId(0), CubeId(0), PeId(1)};
+  m.rt.launch(SipId(0), "pass", [&](tl::Ctx& tl) {
+    if (tl.coord() == first) tl.send(kPe, tl.full({64, 64}, 1.0f), 5);
+    if (tl.coord() == kPe) {
+      const tl::Tensor in = tl.persistent({64, 64}, DType::fp32, "in");
+      tl.recv_async(first, {64, 64}, DType::fp32, 5, &in);
+      tl.send(last, in, 6);
+      tl.full({8, 64}, 2.0f);
+    }
+    if (tl.coord() == last) tl.wait(tl.recv_async(kPe, {64, 64}, DType::fp32, 6));
+  });
+  m.rt.run();
+  const auto& log = m.rt.op_log();
+  const OpRecord* recv = nullptr;
+  const OpRecord* send = nullptr;
+  for (const OpRecord* r : log.select("ipcq", "recv"))
+    if (r->pe == kPe) recv = r;
+  for (const OpRecord* s : log.select("ipcq", "send"))
+    if (s->pe == kPe) send = s;
+  const OpRecord* after = nullptr;  // the op the program issues after the send
+  for (const OpRecord* f : log.select("math", "fill"))
+    if (f->pe == kPe) after = f;
+  ASSERT_NE(recv, nullptr);
+  ASSERT_NE(send, nullptr);
+  ASSERT_NE(after, nullptr);
+  EXPECT_EQ(send->start, recv->end) << "the send leaves the cycle its message is in";
+  EXPECT_LT(after->end, recv->end) << "the program was held by the message passed on";
+}
+
 TEST(TlTiming, RecvAsyncOverlapsCompute) {
   Machine m("small_1sip_2x2x2", false);
   const DeviceTensor a = m.rt.empty("a", {128, 128}, DType::bf16, DPPolicy::replicate(1, 1, 0));

@@ -54,8 +54,9 @@ const std::string kOneSip = "--kernel gqa_prefill --set system.sips=1 --heads-kv
 
 TEST(CriticalPath, NocBoundPrefillIsAttributedToTheNoc) {
   const std::string args = kOneSip + " --seq-len 4096";
-  expect_bound_by("noc", 0.5, attribute("noc", args + " --set sip.noc.link_bandwidth=4B/cycle"),
-                  attribute("noc_half", args + " --set sip.noc.link_bandwidth=2B/cycle"));
+  // Each block crosses each ring link once, so it takes a slow NOC to bind.
+  expect_bound_by("noc", 0.5, attribute("noc", args + " --set sip.noc.link_bandwidth=2B/cycle"),
+                  attribute("noc_half", args + " --set sip.noc.link_bandwidth=1B/cycle"));
 }
 
 TEST(CriticalPath, LongDecodeIsAttributedToHbm) {
