@@ -37,9 +37,11 @@ struct Lane {
 
 // The chunks a lane works on, in ring order. Without the KV split every PE of a cube
 // sees every chunk: block b's rows cut into chunks of at most chunk_rows (across its
-// shards), each PE carrying one slice of each (shared_slice) and getting the others
-// from its cube. With the KV split the chunks are cut at rank-shard boundaries (a step-0
-// load reads one shard) and dealt to the lanes by index, each lane carrying its own.
+// shards); with shared slices each PE carries one slice of each (shared_slice) and gets
+// the others from its cube, else lane p carries them whole from the chunk of shard p
+// on, so that at step 0 the lanes read different HBM channels at a time. With the KV
+// split the chunks are cut at rank-shard boundaries (a step-0 load reads one shard)
+// and dealt to the lanes by index, each lane carrying its own.
 std::vector<Chunk> lane_chunks(const Lane& x, const std::vector<std::uint32_t>& ring, std::uint32_t pos) {
   std::vector<Chunk> out;
   const std::uint32_t c = x.plan.shape.cubes, chunk_rows = x.plan.shape.chunk_rows;
@@ -47,9 +49,13 @@ std::vector<Chunk> lane_chunks(const Lane& x, const std::vector<std::uint32_t>& 
   for (std::uint32_t step = 0; step < c; ++step) {
     const std::uint32_t block = ring[(pos + c - step) % c];
     if (!x.plan.kv_split) {
-      const std::uint64_t end = shards[block * x.p.pes + x.p.pes - 1].rows.end();
-      for (std::uint64_t r = shards[block * x.p.pes].rows.begin; r < end; r += chunk_rows)
+      const std::uint64_t begin = shards[block * x.p.pes].rows.begin, end = shards[block * x.p.pes + x.p.pes - 1].rows.end();
+      const std::uint64_t n = (end - begin + chunk_rows - 1) / chunk_rows;
+      const std::uint64_t first = x.plan.shared_slices ? 0 : x.pe * n / x.p.pes;
+      for (std::uint64_t i = 0; i < n; ++i) {
+        const std::uint64_t r = begin + (first + i) % n * chunk_rows;
         out.push_back({step, {r, std::min<std::uint64_t>(chunk_rows, end - r)}});
+      }
       continue;
     }
     std::uint32_t index = 0;
@@ -62,8 +68,8 @@ std::vector<Chunk> lane_chunks(const Lane& x, const std::vector<std::uint32_t>& 
   return out;
 }
 
-// The rows of a chunk that PE `pe` of a cube carries around the ring (without the KV
-// split): one P-th, so each chunk crosses each ring link once.
+// The rows of a chunk that PE `pe` of a cube carries around the ring with shared
+// slices: one P-th, so each chunk crosses each ring link once.
 RowRange shared_slice(const Chunk& ch, std::uint32_t pe, std::uint32_t pes) {
   return shard_rows(ch.keys.count, pes, pe);
 }
@@ -134,7 +140,7 @@ void gqa_prefill(tl::Ctx& tl, std::shared_ptr<const PrefillParams> params) {
     const auto rows = static_cast<std::uint32_t>(ch.keys.count);
     const tl::Tensor kb = tl.rows(kbuf[k % kChunkBuffers], 0, rows), vb = tl.rows(vbuf[k % kChunkBuffers], 0, rows);
     kv[k] = {kb, vb};
-    const RowRange own = plan.kv_split ? RowRange{0, rows} : shared_slice(ch, x.pe, p.pes);
+    const RowRange own = plan.shared_slices ? shared_slice(ch, x.pe, p.pes) : RowRange{0, rows};
     const tl::Tensor ok = part(kb, own), ov = part(vb, own);
     if (own.count > 0 && ch.step == 0) {
       load_rows(tl, group->k, {ch.keys.begin + own.begin, own.count}, ok);
@@ -150,7 +156,7 @@ void gqa_prefill(tl::Ctx& tl, std::shared_ptr<const PrefillParams> params) {
       tl.send(x.next, ok, kTagRingK);
       tl.send(x.next, ov, kTagRingV);
     }
-    if (plan.kv_split) return;
+    if (!plan.shared_slices) return;
     for (std::uint32_t i = 1; i < p.pes && own.count > 0; ++i) {
       tl.send(on_pe((x.pe + i) % p.pes), ok, kTagShareK);
       tl.send(on_pe((x.pe + i) % p.pes), ov, kTagShareV);

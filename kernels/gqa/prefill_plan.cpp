@@ -50,6 +50,7 @@ PrefillPlan PrefillPlan::geometry(const PrefillShape& shape) {
   PrefillPlan p;
   p.shape = shape;
   p.kv_split = shape.t_q < shape.replicas * shape.cubes * shape.pes;
+  p.shared_slices = !p.kv_split && shape.layout == RowLayout::Striped;
   // A tile holds all G heads when they fit in two tiles' worth of rows (one GEMM pass
   // over more rows beats two half-empty ones), else the heads are cut into even blocks.
   const std::uint32_t m = std::max<std::uint32_t>(shape.q_tile, 1);

@@ -52,6 +52,12 @@ struct PrefillPlan {
   // Fewer positions than ranks: the positions go to cubes, whose PEs share the tiles and
   // split the KV chunks, merging their states at the end.
   bool kv_split = false;
+  // Without the KV split: the ring carries one slice of each chunk per lane and the
+  // cube shares the slices (each block crosses each link once), which locks a cube's
+  // PEs together chunk by chunk; only a layout that gives every rank the same work per
+  // KV block (striped) does that without waiting. Otherwise every lane carries every
+  // chunk whole and the lanes run apart.
+  bool shared_slices = false;
   std::uint32_t tile_heads = 1, tile_positions = 1;
   std::uint64_t stride = 0;                     // rows of Q, O and state per PE shard (of())
   std::vector<std::vector<PrefillTile>> ranks;  // per position rank, replica-major

@@ -65,7 +65,7 @@ gqa::PrefillResult timing_run(Machine& m, const PrefillConfig& cfg) { return gqa
 
 TEST(PrefillLevers, EachBlockCrossesEachRingLinkOncePerStep) {
   Machine m = one_sip(false);
-  const PrefillConfig cfg = small(2048, 0, RowLayout::Zigzag, true, DType::bf16, 128);
+  const PrefillConfig cfg = small(2048, 0, RowLayout::Striped, true, DType::bf16, 128);
   const gqa::PrefillResult r = timing_run(m, cfg);
   // Per group: C cubes each pass C - 1 blocks of 2048 / 8 = 256 rows to the next, a
   // block's K and V (2 x 256 x 128 bf16) over the link once: each of its 2 chunks of 128
@@ -91,6 +91,20 @@ TEST(PrefillLevers, EachBlockCrossesEachRingLinkOncePerStep) {
   // Every PE gets the other P - 1 slices of every chunk of every block from its cube.
   ASSERT_EQ(shared_in.size(), groups * c * p);
   for (const auto& [pe, bytes] : shared_in) EXPECT_EQ(bytes, c * block_bytes * (p - 1) / p) << pe.str();
+}
+
+TEST(PrefillLevers, WithZigzagEveryLaneCarriesEveryChunk) {
+  // Zigzag gives a cube's PEs different work per KV block, so they do not share slices:
+  // each lane carries every chunk whole, P times the striped ring's bytes, one hop.
+  Machine m = one_sip(false);
+  const gqa::PrefillResult r = timing_run(m, small(2048, 0, RowLayout::Zigzag, true, DType::bf16, 128));
+  const std::uint64_t c = 8, p = 8, groups = 2, block_bytes = 2ull * 256 * 128 * 2;
+  EXPECT_EQ(r.ring_bytes, groups * c * (c - 1) * block_bytes * p);
+  for (const OpRecord* s : m.rt.op_log().select("ipcq", "send")) {
+    EXPECT_TRUE(s->tag == gqa::kTagRingK || s->tag == gqa::kTagRingV) << "a non-ring message: tag " << s->tag;
+    EXPECT_EQ(s->hops, 1u);
+    EXPECT_EQ(s->peer->pe, s->pe.pe) << "lanes stay lanes";
+  }
 }
 
 // The timeline's named spans: every PE of a ring walks the steps in order, then stores O.
@@ -181,7 +195,7 @@ TEST(PrefillLevers, CausalSkipDoesTheLowerTriangle) {
 
 TEST(PrefillLevers, NextChunkArrivesWhileTheGemmWorks) {
   Machine m = one_sip(false);
-  timing_run(m, small(2048, 0, RowLayout::Zigzag, true, DType::bf16, 128));
+  timing_run(m, small(2048, 0, RowLayout::Striped, true, DType::bf16, 128));
   const PeCoord pe{SipId(0), CubeId(5), PeId(2)};
   const auto gemm = m.rt.op_log().busy(pe, "gemm");
   std::size_t overlapped = 0, received = 0;
