@@ -136,7 +136,7 @@ std::string choose_placement(DecodeConfig& c, const std::string& file, std::opti
 }
 
 std::uint32_t auto_tile_rows(const DecodeConfig& c, std::uint32_t m, const Topology& topo) {
-  const std::uint64_t per_rank = (c.s + static_cast<std::uint64_t>(c.cubes) * c.pes - 1) / (c.cubes * c.pes);
+  const std::uint64_t per_rank = kv_rows_per_rank(c);
   // Tiles of at most 16K scores keep the per-tile buffers small (64 KiB of fp32), in
   // whole GEMM column blocks so that no Q.K^T pays for columns it does not fill; at
   // least two tiles per rank let the pipelined sweep overlap.
@@ -263,7 +263,7 @@ DecodeResult run_decode(RuntimeContext& rt, const DecodeConfig& c, const Attenti
   // Closed-form model (docs/gqa_decode.md, Model), per block of m query rows: the sweep
   // (the KV DMA, or Q's load and the GEMMs when they are slower, then the last streamed
   // tile's GEMM), the Level-2 rounds, the Level-1 rounds and the store of one segment.
-  const double per_rank = std::ceil(static_cast<double>(c.s) / (c.cubes * c.pes));
+  const auto per_rank = static_cast<double>(kv_rows_per_rank(c));
   const double hbm_bw = static_cast<double>(topo.cube.hbm.bytes_per_cycle);
   const double fabric_bw = static_cast<double>(topo.cube.fabric.bytes_per_cycle);
   const double noc_bw = static_cast<double>(topo.sip.noc.bytes_per_cycle);
