@@ -38,15 +38,20 @@ constexpr const char* kBench = "gqa_llama70b";
 
 // One sweep point: a `kernbench run` command line.
 struct Point {
-  std::string panel;  // decode (the SP sweep over C x P; C = P = 8 is the headline) or prefill
+  // decode (the SP sweep over C x P; C = P = 8 is the headline), prefill (whole prompts)
+  // or chunked (T_q new tokens after a prefix of S - T_q, on each ring)
+  std::string panel;
   std::uint64_t s = 0;
   std::uint32_t cubes = 8, pes = 8;
-  std::string layout;              // prefill
+  std::string layout;              // prefill, chunked
   std::vector<std::string> extra;  // more flags (--quick's one-SIP prefill)
+  std::uint32_t q_len = 0;         // chunked
+  std::string ring;                // chunked
 
   std::string key() const {
     std::string k = panel + " S=" + std::to_string(s) + " C=" + std::to_string(cubes) + " P=" + std::to_string(pes);
     if (!layout.empty()) k += " " + layout;
+    if (q_len) k += " T_q=" + std::to_string(q_len) + " ring=" + ring;
     for (const std::string& e : extra) {
       k += ' ';
       k += e;
@@ -60,14 +65,16 @@ struct Point {
     } else {
       a.insert(a.end(), {"--kernel", "gqa_prefill", "--layout", layout});
     }
+    if (q_len) a.insert(a.end(), {"--q-len", std::to_string(q_len), "--ring", ring});
     a.insert(a.end(), extra.begin(), extra.end());
     return a;
   }
 };
 
 // The Llama-3-70B panels on all 4 SIPs: decode over C x P in {1, 2, 4, 8}^2 and S from
-// 1K to 128K; prefill (the default placement, C 8 x P 8) zigzag and contiguous from 1K to 32K. --quick keeps
-// the shape of the sweep at small S (prefill on one SIP) so it runs in CI.
+// 1K to 128K; prefill (the default placement, C 8 x P 8) zigzag and contiguous from 1K to 32K;
+// chunked prefill of T_q in {512, 2048} new tokens after S in {8K, 32K}, each ring. --quick
+// keeps the shape of the sweep at small S (prefill on one SIP) so it runs in CI.
 std::vector<Point> points(bool quick) {
   const std::vector<std::uint64_t> decode_s =
       quick ? std::vector<std::uint64_t>{1024, 4096}
@@ -83,6 +90,15 @@ std::vector<Point> points(bool quick) {
       out.push_back({"prefill", s, 8, 8, layout,
                      quick ? std::vector<std::string>{"--devices", "0", "--heads-kv", "2", "--heads-q", "16"}
                            : std::vector<std::string>{}});
+  const std::vector<std::uint64_t> chunked_s = quick ? std::vector<std::uint64_t>{4096} : std::vector<std::uint64_t>{8192, 32768};
+  const std::vector<std::uint32_t> chunked_t = quick ? std::vector<std::uint32_t>{256} : std::vector<std::uint32_t>{512, 2048};
+  for (const std::uint64_t s : chunked_s)
+    for (const std::uint32_t t : chunked_t)
+      for (const char* ring : {"kv", "q"})
+        out.push_back({"chunked", s, 8, 8, "striped",
+                       quick ? std::vector<std::string>{"--devices", "0", "--heads-kv", "2", "--heads-q", "16"}
+                             : std::vector<std::string>{},
+                       t, ring});
   return out;
 }
 
@@ -324,7 +340,7 @@ int cmd_bench(const std::vector<std::string>& args) {
     std::filesystem::remove(r.json);
     std::filesystem::remove(r.log);
     Json row = {{"point", r.point}, {"key", pt.key()}, {"panel", pt.panel},
-                {"headline", pt.panel == "prefill" || (pt.cubes == 8 && pt.pes == 8)}, {"git_revision", revision}};
+                {"headline", pt.panel != "decode" || (pt.cubes == 8 && pt.pes == 8)}, {"git_revision", revision}};
     if (result.contains("utilisation")) result["utilisation"].erase("cubes");  // per SIP is enough for a sweep
     for (const auto& [k, v] : result.items()) row[k] = v;
     // Rows name the topology as the repository does, not by where this checkout lives.

@@ -6,6 +6,8 @@
 #include <string>
 
 #include "kernels/gqa/helpers.h"
+#include "kernels/gqa/prefill_ring_q.h"
+#include "kernels/gqa/prefill_tiles.h"
 
 namespace kb::gqa {
 
@@ -74,11 +76,6 @@ RowRange shared_slice(const Chunk& ch, std::uint32_t pe, std::uint32_t pes) {
   return shard_rows(ch.keys.count, pes, pe);
 }
 
-bool visible(const Lane& x, const Chunk& ch, const QueryTile& qt) {
-  const std::uint64_t last_query = x.p.s - x.p.t_q + qt.t->pos0 + qt.t->positions - 1;
-  return !x.p.causal || ch.keys.begin <= last_query;
-}
-
 }  // namespace
 
 void gqa_prefill(tl::Ctx& tl, std::shared_ptr<const PrefillParams> params) {
@@ -91,6 +88,10 @@ void gqa_prefill(tl::Ctx& tl, std::shared_ptr<const PrefillParams> params) {
   const std::vector<std::uint32_t> ring = ring_order(geo.w, geo.h);
   const auto pos = static_cast<std::uint32_t>(std::find(ring.begin(), ring.end(), ci) - ring.begin());
   const PrefillPlan& plan = *p.plan;
+  if (plan.shape.ring == Ring::Q) {
+    prefill_ring_q(tl, p, *group, RingSeat{geo, ring, pos, ci});
+    return;
+  }
   const std::uint32_t c = plan.shape.cubes;
   Lane x{p, plan, *group, ci, tl.pe().value, {}, {}, {}, {}};
   x.prev = PeCoord{tl.sip(), geo.cube_at(ring[(pos + c - 1) % c]), tl.pe()};
@@ -106,26 +107,14 @@ void gqa_prefill(tl::Ctx& tl, std::shared_ptr<const PrefillParams> params) {
   // Buffers: two windows of KV chunks (one in use, one arriving), four query-tile /
   // state slots (one being fetched, two in flash tiles, one waiting for its state to be
   // stored) and two flash-tile work sets.
-  constexpr std::size_t kWindow = 2, kChunkBuffers = 2 * kWindow, kSlots = 4;
+  constexpr std::size_t kWindow = 2, kChunkBuffers = 2 * kWindow, kSlots = TileSlots::kSlots;
   std::array<tl::Tensor, kChunkBuffers> kbuf, vbuf;
-  std::array<tl::Tensor, kSlots> qbuf, sbuf;
   for (std::size_t i = 0; i < kChunkBuffers; ++i) {
     kbuf[i] = tl.persistent({plan.shape.chunk_rows, d}, p.dtype, "ring_k");
     vbuf[i] = tl.persistent({plan.shape.chunk_rows, d}, p.dtype, "ring_v");
   }
-  for (std::size_t i = 0; i < kSlots; ++i) {
-    qbuf[i] = tl.persistent({plan.tile_rows(), d}, p.dtype, "q_tile");
-    sbuf[i] = tl.persistent({plan.tile_rows(), d + 2}, DType::fp32, "state_tile");
-  }
-  struct Work {
-    tl::Tensor s, p, pv, m_new, alpha, rowsum;
-  };
-  std::array<Work, 2> work;
-  const std::uint32_t qt_rows = plan.tile_rows(), ch_rows = plan.shape.chunk_rows;
-  for (Work& w : work)
-    w = {tl.persistent({qt_rows * ch_rows, 1}, DType::fp32, "S"), tl.persistent({qt_rows * ch_rows, 1}, p.dtype, "P"), tl.persistent({qt_rows, d}, DType::fp32, "PV"),
-         tl.persistent({qt_rows, 1}, DType::fp32, "m_new"), tl.persistent({qt_rows, 1}, DType::fp32, "alpha"),
-         tl.persistent({qt_rows, 1}, DType::fp32, "rowsum")};
+  TileSlots slots(tl, plan.tile_rows(), d, p.dtype);
+  const std::array<FlashWork, 2> work = FlashWork::make(tl, plan.tile_rows(), plan.shape.chunk_rows, d, p.dtype);
 
   // Chunk k lands in buffer k % kChunkBuffers: from HBM at step 0, else from the ring.
   // Without the KV split a PE gets its slice so (the ring lane of the slice), and the
@@ -183,32 +172,15 @@ void gqa_prefill(tl::Ctx& tl, std::shared_ptr<const PrefillParams> params) {
   for (std::size_t w = 0; w < windows; ++w)
     for (std::size_t t = 0; t < x.tiles.size(); ++t)
       for (std::size_t k = w * kWindow; k < std::min(x.chunks.size(), (w + 1) * kWindow); ++k)
-        if (visible(x, x.chunks[k], x.tiles[t])) pairs.emplace_back(k, t);
+        if (visible(p, x.chunks[k].keys, *x.tiles[t].t)) pairs.emplace_back(k, t);
   auto same_tile_as_previous = [&](std::size_t i) { return i > 0 && pairs[i].second == pairs[i - 1].second; };
   std::vector<std::size_t> slot(pairs.size(), 0);
   for (std::size_t i = 1; i < pairs.size(); ++i)
     slot[i] = same_tile_as_previous(i) ? slot[i - 1] : (slot[i - 1] + 1) % kSlots;
-  // Views of a slot for a tile's row count, made once per (slot, rows) and reused.
-  struct SlotViews {
-    tl::Tensor q, s;
-    SoftmaxState st;
-  };
-  std::map<std::pair<std::size_t, std::uint64_t>, SlotViews> views;
-  auto slot_views = [&](std::size_t sl, const QueryTile& qt) -> const SlotViews& {
-    auto it = views.find({sl, qt.t->rows()});
-    if (it == views.end()) {
-      const auto n = static_cast<std::uint32_t>(qt.t->rows());
-      const tl::Tensor q = tl.rows(qbuf[sl], 0, n);
-      const tl::Tensor sv = tl.rows(sbuf[sl], 0, n);
-      const SoftmaxState st = SoftmaxState::of(tl, sv);
-      it = views.emplace(std::make_pair(sl, qt.t->rows()), SlotViews{q, sv, st}).first;
-    }
-    return it->second;
-  };
   auto prefetch = [&](std::size_t i) {
     if (same_tile_as_previous(i)) return;
     QueryTile& qt = x.tiles[pairs[i].second];
-    const SlotViews& v = slot_views(slot[i], qt);
+    const auto& v = slots.at(slot[i], qt.t->rows());
     load_rows(tl, group->q, qt.q_rows(), v.q);
     if (qt.started) tl.load(group->state, qt.state_rows(), &v.s);
     else v.st.reset(tl);
@@ -216,35 +188,13 @@ void gqa_prefill(tl::Ctx& tl, std::shared_ptr<const PrefillParams> params) {
   };
   auto store_state = [&](std::size_t i) {
     const QueryTile& qt = x.tiles[pairs[i].second];
-    tl.store(group->state, qt.state_rows(), slot_views(slot[i], qt).s);
+    tl.store(group->state, qt.state_rows(), slots.at(slot[i], qt.t->rows()).s);
   };
   auto flash = [&](std::size_t i) {
-    const Chunk& ch = x.chunks[pairs[i].first];
     const QueryTile& qt = x.tiles[pairs[i].second];
-    const SlotViews& v = slot_views(slot[i], qt);
-    const tl::Tensor& qv = v.q;
-    const SoftmaxState& st = v.st;
-    const Work& w = work[i % 2];
-    const std::int64_t first_query = static_cast<std::int64_t>(p.s - p.t_q + qt.t->pos0);
-    tl::FlashTile f;
-    f.q = &qv;
-    f.k = &kv[pairs[i].first].first;
-    f.v = &kv[pairs[i].first].second;
-    f.m = &st.m;
-    f.l = &st.l;
-    f.o = &st.o;
-    f.scale = p.scale;
-    f.causal = p.causal && static_cast<std::int64_t>(ch.keys.end()) - 1 > first_query;
-    f.q_pos0 = first_query;
-    f.q_period = static_cast<std::uint32_t>(qt.t->positions);
-    f.k_pos0 = static_cast<std::int64_t>(ch.keys.begin);
-    f.s = &w.s;
-    f.p = &w.p;
-    f.pv = &w.pv;
-    f.m_new = &w.m_new;
-    f.alpha = &w.alpha;
-    f.rowsum = &w.rowsum;
-    tl.flash_tile(f);
+    const auto& v = slots.at(slot[i], qt.t->rows());
+    const auto& [kb, vb] = kv[pairs[i].first];
+    flash_pair(tl, p, *qt.t, x.chunks[pairs[i].first].keys, v.q, kb, vb, v.st, work[i % 2]);
   };
 
   constexpr std::size_t kNone = ~std::size_t{0};
@@ -293,7 +243,7 @@ void gqa_prefill(tl::Ctx& tl, std::shared_ptr<const PrefillParams> params) {
     const auto scope = tl.scratch_scope();
     const QueryTile& qt = x.tiles[t];
     const auto rows = static_cast<std::uint32_t>(qt.t->rows());
-    const tl::Tensor sv = tl.rows(sbuf[t % kSlots], 0, rows);
+    const tl::Tensor sv = tl.rows(slots.state_buffer(t % kSlots), 0, rows);
     if (qt.started) tl.load(group->state, qt.state_rows(), &sv);
     else SoftmaxState::of(tl, sv).reset(tl);
     SoftmaxState st = SoftmaxState::of(tl, sv);
@@ -309,15 +259,7 @@ void gqa_prefill(tl::Ctx& tl, std::shared_ptr<const PrefillParams> params) {
       }
     }
     // O / l into an idle work buffer, converted to the storage dtype in an idle q slot.
-    const tl::Tensor out = tl.rows(work[0].pv, 0, rows);
-    tl.div(st.o, st.l, &out);
-    if (p.dtype == DType::fp32) {
-      store_rows(tl, group->o, qt.q_rows(), out);
-    } else {
-      const tl::Tensor cast = tl.rows(qbuf[t % kSlots], 0, rows);
-      tl.copy(out, cast);
-      store_rows(tl, group->o, qt.q_rows(), cast);
-    }
+    store_output(tl, st, tl.rows(work[0].pv, 0, rows), slots.q_buffer(t % kSlots), p.dtype, group->o, qt.q_rows());
   }
 }
 

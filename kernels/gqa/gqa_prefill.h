@@ -12,7 +12,8 @@
 // HBM and TCM, so TCM use is bounded for any S. Pairs (tile, KV chunk) wholly in the
 // future are skipped; diagonal ones are masked. With fewer positions than ranks the PEs
 // of a cube split the KV chunks instead and merge their states at the end. No (m, l, O)
-// crosses cubes.
+// crosses cubes. That is pass-KV; with pass-Q (PrefillShape::ring) the query tiles and
+// their state travel instead (prefill_ring_q.h).
 #include <memory>
 #include <optional>
 #include <string>
@@ -38,9 +39,10 @@ struct PrefillParams : AttentionParams {
 };
 
 // Message tags: a chunk's K travels the ring with kTagRingK, its V with kTagRingV, and
-// they are shared in a cube with kTagShareK and kTagShareV.
+// they are shared in a cube with kTagShareK and kTagShareV; pass-Q moves a query tile
+// with kTagRingQ and its state with kTagRingState.
 inline constexpr std::uint32_t kTagRingK = 0x300, kTagRingV = 0x301, kTagShareK = 0x302, kTagShareV = 0x303,
-                               kTagPrefillMerge = 0x310;
+                               kTagRingQ = 0x304, kTagRingState = 0x305, kTagPrefillMerge = 0x310;
 
 void gqa_prefill(tl::Ctx& tl, std::shared_ptr<const PrefillParams> params);
 

@@ -46,14 +46,28 @@ std::vector<RowRange> query_rows(RowLayout layout, std::uint32_t t_q, std::uint3
   return out;
 }
 
+std::optional<Ring> parse_ring(const std::string& name) {
+  if (name == "kv") return Ring::KV;
+  if (name == "q") return Ring::Q;
+  return std::nullopt;
+}
+
+const char* ring_name(Ring r) { return r == Ring::Q ? "q" : "kv"; }
+
 PrefillPlan PrefillPlan::geometry(const PrefillShape& shape) {
   PrefillPlan p;
   p.shape = shape;
-  p.kv_split = shape.t_q < shape.replicas * shape.cubes * shape.pes;
-  p.shared_slices = !p.kv_split && shape.layout == RowLayout::Striped;
+  const std::uint64_t ranks = static_cast<std::uint64_t>(shape.replicas) * shape.cubes * shape.pes;
+  const bool pass_q = shape.ring == Ring::Q;
+  p.kv_split = !pass_q && shape.t_q < ranks;
+  p.shared_slices = !pass_q && !p.kv_split && shape.layout == RowLayout::Striped;
   // A tile holds all G heads when they fit in two tiles' worth of rows (one GEMM pass
   // over more rows beats two half-empty ones), else the heads are cut into even blocks.
-  const std::uint32_t m = std::max<std::uint32_t>(shape.q_tile, 1);
+  // Pass-Q wants two tiles per rank, so that one tile's state travels while the other
+  // computes.
+  std::uint32_t m = std::max<std::uint32_t>(shape.q_tile, 1);
+  const std::uint64_t rank_rows = (static_cast<std::uint64_t>(shape.t_q) * shape.g + ranks - 1) / ranks;
+  while (pass_q && m > 16 && 2 * static_cast<std::uint64_t>(m) > rank_rows) m /= 2;
   p.tile_heads = shape.g <= 2 * m ? shape.g : (shape.g + (shape.g + m - 1) / m - 1) / ((shape.g + m - 1) / m);
   p.tile_positions = std::max<std::uint32_t>(1, m / p.tile_heads);
   return p;
@@ -95,13 +109,14 @@ std::uint64_t PrefillPlan::tcm_bytes() const {
   const std::int64_t m = tile_rows(), d = shape.d, ch = shape.chunk_rows;
   const DType dt = shape.dtype;
   using tl::tcm_bytes;
-  // Kernel buffers (gqa_prefill.cpp): 4 K and 4 V chunk buffers, 4 query-tile and state
-  // slots, 2 flash-tile work sets.
+  // Kernel buffers (gqa_prefill.cpp, prefill_ring_q.cpp): 4 K and 4 V chunk buffers, 4
+  // query-tile and state slots, 2 flash-tile work sets; pass-Q one [m, d] fp32 output.
   std::uint64_t b = 4 * (tcm_bytes({ch, d}, dt) * 2) + 4 * (tcm_bytes({m, d}, dt) + tcm_bytes({m, d + 2}, DType::fp32));
   b += 2 * (tcm_bytes({m * ch, 1}, DType::fp32) + tcm_bytes({m * ch, 1}, dt) + tcm_bytes({m, d}, DType::fp32) +
             3 * tcm_bytes({m, 1}, DType::fp32));
   // A merge of the KV split: the received state and the merge's three columns.
   if (kv_split) b += tcm_bytes({m, d + 2}, DType::fp32) + 3 * tcm_bytes({m, 1}, DType::fp32);
+  if (shape.ring == Ring::Q) b += tcm_bytes({m, d}, DType::fp32);
   return b;
 }
 

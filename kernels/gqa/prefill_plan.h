@@ -23,6 +23,13 @@ enum class RowLayout : std::uint8_t {
 std::optional<RowLayout> parse_layout(const std::string& name);
 const char* layout_name(RowLayout l);
 
+// What travels the ring (docs/gqa_prefill.md): the KV blocks, the query tiles staying
+// home (pass-KV), or the query tiles with their (m, l, O) state, K and V staying in
+// place (pass-Q).
+enum class Ring : std::uint8_t { KV, Q };
+std::optional<Ring> parse_ring(const std::string& name);
+const char* ring_name(Ring r);
+
 // The query positions rank `rank` of `ranks` owns, as ranges of [0, t_q).
 std::vector<RowRange> query_rows(RowLayout layout, std::uint32_t t_q, std::uint32_t rank, std::uint32_t ranks,
                                  std::uint32_t stripe);
@@ -43,14 +50,15 @@ struct PrefillShape {
   DType dtype = DType::bf16;
   std::uint32_t cubes = 8, pes = 8, replicas = 1;  // C, P, R: a head's ring groups
   RowLayout layout = RowLayout::Striped;
-  std::uint32_t q_tile = 64;       // rows a tile aims at
+  Ring ring = Ring::KV;
+  std::uint32_t q_tile = 64;       // rows a tile aims at (pass-Q: at most; halved down to 16 until a rank has two)
   std::uint32_t chunk_rows = 256;  // KV rows per ring chunk
 };
 
 struct PrefillPlan {
   PrefillShape shape;
-  // Fewer positions than ranks: the positions go to cubes, whose PEs share the tiles and
-  // split the KV chunks, merging their states at the end.
+  // Pass-KV with fewer positions than ranks: the positions go to cubes, whose PEs share
+  // the tiles and split the KV chunks, merging their states at the end.
   bool kv_split = false;
   // Without the KV split: the ring carries one slice of each chunk per lane and the
   // cube shares the slices (each block crosses each link once), which locks a cube's

@@ -22,8 +22,9 @@ Machine one_sip(bool data) { return Machine("llama70b_4sip", data, {"system.sips
 // Tiles of 32 rows exercise several tiles and chunks per PE at small S (parity); the
 // lever tests use the default 128.
 PrefillConfig small(std::uint64_t s, std::uint32_t t_q, RowLayout layout, bool causal, DType dt,
-                    std::uint32_t tile = 32) {
+                    std::uint32_t tile = 32, gqa::Ring ring = gqa::Ring::KV) {
   PrefillConfig c;
+  c.ring = ring;
   c.h_kv = 2;
   c.h_q = 16;  // G = 8: a group of 8 cubes, two groups in one SIP
   c.s = s;
@@ -36,13 +37,14 @@ PrefillConfig small(std::uint64_t s, std::uint32_t t_q, RowLayout layout, bool c
   return c;
 }
 
-using ParityParam = std::tuple<std::uint64_t, std::uint32_t, RowLayout, bool, DType>;
+using gqa::Ring;
+using ParityParam = std::tuple<std::uint64_t, std::uint32_t, RowLayout, bool, DType, Ring>;
 class PrefillParity : public ::testing::TestWithParam<ParityParam> {};
 
 TEST_P(PrefillParity, MatchesFp64Reference) {
-  const auto [s, t_q, layout, causal, dt] = GetParam();
+  const auto [s, t_q, layout, causal, dt, ring] = GetParam();
   Machine m = one_sip(true);
-  const PrefillConfig cfg = small(s, t_q, layout, causal, dt);
+  const PrefillConfig cfg = small(s, t_q, layout, causal, dt, 32, ring);
   const auto in = gqa::AttentionInputs::random(cfg.shape(), 3);
   const gqa::PrefillResult r = gqa::run_prefill(m.rt, cfg, &in);
   ASSERT_TRUE(r.o.has_value());
@@ -51,13 +53,40 @@ TEST_P(PrefillParity, MatchesFp64Reference) {
 
 INSTANTIATE_TEST_SUITE_P(
     Shapes, PrefillParity,
-    ::testing::Values(ParityParam{512, 0, RowLayout::Zigzag, true, DType::bf16},
-                      ParityParam{512, 0, RowLayout::Contiguous, true, DType::fp32},
-                      ParityParam{500, 0, RowLayout::Zigzag, true, DType::fp32},        // ragged S
-                      ParityParam{500, 0, RowLayout::Contiguous, false, DType::bf16},   // not causal
-                      ParityParam{600, 72, RowLayout::Zigzag, true, DType::bf16},       // chunked, prefix 528
-                      ParityParam{300, 5, RowLayout::Contiguous, true, DType::fp32},    // T_q < P: KV split
-                      ParityParam{300, 3, RowLayout::Zigzag, false, DType::bf16}));
+    ::testing::Values(ParityParam{512, 0, RowLayout::Zigzag, true, DType::bf16, Ring::KV},
+                      ParityParam{512, 0, RowLayout::Contiguous, true, DType::fp32, Ring::KV},
+                      ParityParam{500, 0, RowLayout::Zigzag, true, DType::fp32, Ring::KV},        // ragged S
+                      ParityParam{500, 0, RowLayout::Contiguous, false, DType::bf16, Ring::KV},   // not causal
+                      ParityParam{600, 72, RowLayout::Zigzag, true, DType::bf16, Ring::KV},       // chunked, prefix 528
+                      ParityParam{600, 72, RowLayout::Striped, true, DType::bf16, Ring::KV},
+                      ParityParam{300, 5, RowLayout::Contiguous, true, DType::fp32, Ring::KV},    // T_q < P: KV split
+                      ParityParam{300, 3, RowLayout::Zigzag, false, DType::bf16, Ring::KV},
+                      // pass-Q: query tiles and their state travel, K and V stay
+                      ParityParam{512, 0, RowLayout::Striped, true, DType::bf16, Ring::Q},
+                      ParityParam{500, 0, RowLayout::Zigzag, true, DType::fp32, Ring::Q},         // ragged S
+                      ParityParam{500, 0, RowLayout::Contiguous, false, DType::bf16, Ring::Q},    // not causal
+                      ParityParam{600, 72, RowLayout::Striped, true, DType::bf16, Ring::Q},       // chunked, prefix 528
+                      ParityParam{600, 37, RowLayout::Zigzag, true, DType::fp32, Ring::Q},        // T_q odd
+                      ParityParam{300, 5, RowLayout::Contiguous, true, DType::bf16, Ring::Q},     // T_q < P
+                      ParityParam{300, 3, RowLayout::Striped, false, DType::fp32, Ring::Q}));
+
+// Pass-Q with a shard longer than the four chunk buffers: K and V stream from HBM again
+// for every visit. Groups of 2 cubes x 2 PEs, 150 keys per PE in chunks of 32.
+TEST(PrefillParityRingQ, StreamsAShardLongerThanItsBuffers) {
+  Machine m = one_sip(true);
+  PrefillConfig cfg = small(600, 37, RowLayout::Striped, true, DType::bf16, 32, Ring::Q);
+  cfg.cubes = 2;
+  cfg.pes = 2;
+  const auto in = gqa::AttentionInputs::random(cfg.shape(), 5);
+  const gqa::PrefillResult r = gqa::run_prefill(m.rt, cfg, &in);
+  ASSERT_TRUE(r.o.has_value());
+  test::expect_attention_parity(cfg.shape(), in, *r.o);
+  // Each PE's 150 keys are read once per tile visit, not once.
+  std::uint64_t k_bytes = 0;
+  for (const OpRecord* l : m.rt.op_log().select("dma", "load"))
+    if (l->tensor.rfind("k.h0", 0) == 0) k_bytes += l->bytes;
+  EXPECT_GT(k_bytes, 2 * 600ull * 128 * 2 * 4);  // more than once per replica
+}
 
 // ---- levers ---------------------------------------------------------------------------
 
@@ -91,6 +120,76 @@ TEST(PrefillLevers, EachBlockCrossesEachRingLinkOncePerStep) {
   // Every PE gets the other P - 1 slices of every chunk of every block from its cube.
   ASSERT_EQ(shared_in.size(), groups * c * p);
   for (const auto& [pe, bytes] : shared_in) EXPECT_EQ(bytes, c * block_bytes * (p - 1) / p) << pe.str();
+}
+
+// Pass-Q moves the T_q query rows and their state around the ring, never K or V: every
+// tile crosses N - 1 = 63 ring hops (PE to PE of a cube, then on to the next cube), as a
+// Q message (bf16) and a state message ([rows, d + 2] fp32), and K and V are read from HBM
+// once, by the PE that holds them.
+TEST(PrefillLevers, PassQMovesTheQueryRowsNotTheKeys) {
+  Machine m = one_sip(false);
+  const PrefillConfig cfg = small(8192, 128, RowLayout::Striped, true, DType::bf16, 64, Ring::Q);
+  const gqa::PrefillResult r = timing_run(m, cfg);
+  const std::uint64_t n = 64, groups = 2, rows = 128 * 8, d = 128;
+  EXPECT_EQ(r.ring_bytes, groups * (n - 1) * rows * (d * 2 + (d + 2) * 4));
+  std::map<PeCoord, PeCoord> next;
+  for (const OpRecord* s : m.rt.op_log().select("ipcq", "send")) {
+    EXPECT_TRUE(s->tag == gqa::kTagRingQ || s->tag == gqa::kTagRingState) << "tag " << s->tag;
+    EXPECT_LE(s->hops, 1u) << "a ring hop of more than one mesh hop";
+    const auto [it, fresh] = next.emplace(s->pe, *s->peer);
+    EXPECT_EQ(it->second, *s->peer) << s->pe.str() << " sends to one next PE";
+  }
+  EXPECT_EQ(next.size(), groups * n);
+  std::uint64_t kv_bytes = 0;
+  for (const OpRecord* l : m.rt.op_log().select("dma", "load"))
+    if (l->tensor.rfind("k.", 0) == 0 || l->tensor.rfind("v.", 0) == 0) kv_bytes += l->bytes;
+  EXPECT_EQ(kv_bytes, groups * 2 * 8192 * d * 2);
+}
+
+// The causal skip holds for pass-Q too: over a whole prompt the flash tiles are about half
+// of those without the mask.
+TEST(PrefillLevers, PassQCausalSkipHalvesTheWork) {
+  Machine m = one_sip(false);
+  std::size_t tiles[2];
+  for (int causal = 0; causal < 2; ++causal) {
+    const std::size_t first = m.rt.op_log().size();
+    timing_run(m, small(2048, 0, RowLayout::Striped, causal == 1, DType::bf16, 64, Ring::Q));
+    tiles[causal] = 0;
+    for (std::size_t i = first; i < m.rt.op_log().size(); ++i) tiles[causal] += m.rt.op_log().records()[i].kind == "flash_tile";
+  }
+  // 2048 positions x 8 heads in tiles of 64 rows, each against 64 shards of 32 keys: a
+  // shard is visible to a tile unless it starts after the tile's last position.
+  EXPECT_EQ(tiles[0], 2u * 256 * 64);
+  const double ratio = static_cast<double>(tiles[1]) / static_cast<double>(tiles[0]);
+  EXPECT_GT(ratio, 0.49);
+  EXPECT_LT(ratio, 0.53);
+}
+
+// auto: the model's faster ring. Chunked prefill of 512 tokens after a 32K prefix moves
+// 4,096 query rows instead of 32K keys: pass-Q. A whole 16K prompt: pass-KV.
+TEST(PrefillRing, AutoPicksPassQForAShortChunkOverALongPrefix) {
+  Machine m = one_sip(false);
+  PrefillConfig chunked = small(32768, 512, RowLayout::Striped, true, DType::bf16, 64);
+  chunked.ring.reset();
+  chunked.chunk_rows = 0;
+  PrefillConfig whole = small(16384, 0, RowLayout::Striped, true, DType::bf16, 64);
+  whole.ring.reset();
+  whole.chunk_rows = 0;
+  const gqa::PrefillSetup a = gqa::validate(chunked, m.rt.system().topology());
+  const gqa::PrefillSetup b = gqa::validate(whole, m.rt.system().topology());
+  EXPECT_EQ(a.plan_shape.ring, Ring::Q) << a.ring_reason;
+  EXPECT_EQ(b.plan_shape.ring, Ring::KV) << b.ring_reason;
+  EXPECT_NE(a.ring_reason.find("auto"), std::string::npos);
+}
+
+// The model's GEMM term is the busiest PE's flash tiles, cycle for cycle, on either ring.
+TEST(PrefillModel, GemmTermIsTheBusiestPesGemmCycles) {
+  Machine m = one_sip(false);
+  for (const Ring ring : {Ring::KV, Ring::Q}) {
+    const gqa::PrefillResult r = timing_run(m, small(4096, 256, RowLayout::Striped, true, DType::bf16, 64, ring));
+    EXPECT_EQ(r.model.gemm, r.busy_max) << gqa::ring_name(ring);
+    EXPECT_GT(r.model.cycles, r.model.gemm);
+  }
 }
 
 TEST(PrefillLevers, WithZigzagEveryLaneCarriesEveryChunk) {

@@ -2,6 +2,8 @@
 // after a killed sweep, and the SP table behind `run --cubes-per-group auto --pes auto`.
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include <signal.h>
 #include <unistd.h>
 
@@ -39,9 +41,10 @@ TEST(Bench, QuickSweepRowsHoldTheirInvariants) {
   const std::string dir = temp_dir("bench_quick");
   const Json sweep = read_json(quick_sweep(dir, 2));
   const Json& rows = sweep["rows"];
-  ASSERT_EQ(rows.size(), 34u);  // decode: 2 S x 16 (C, P); prefill: 1 S x 2 layouts
-  EXPECT_EQ(sweep["points"], 34);
-  std::size_t decode = 0, prefill = 0;
+  ASSERT_EQ(rows.size(), 36u);  // decode: 2 S x 16 (C, P); prefill: 1 S x 2 layouts; chunked: 2 rings
+  EXPECT_EQ(sweep["points"], 36);
+  std::size_t decode = 0, prefill = 0, chunked = 0;
+  std::map<std::string, std::pair<double, double>> ring;  // ring -> (simulated, model)
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const Json& r = rows[i];
     EXPECT_EQ(r["point"], i);
@@ -62,14 +65,22 @@ TEST(Bench, QuickSweepRowsHoldTheirInvariants) {
       EXPECT_EQ(r["kv_bytes"].get<std::uint64_t>(), 2 * s * h_kv * d * 2) << r["key"];  // K and V once, bf16
       EXPECT_EQ(r["headline"], k["cubes_per_group"] == 8 && k["pes"] == 8);
     } else {
-      ++prefill;
-      double visible = 0;  // causal: query t sees t + 1 keys
-      for (std::uint64_t t = 0; t < s; ++t) visible += static_cast<double>(t + 1);
+      ++(r["panel"] == "prefill" ? prefill : chunked);
+      const std::uint64_t t_q = k["q_len"];
+      double visible = 0;  // causal: query t sees S - T_q + t + 1 keys
+      for (std::uint64_t t = 0; t < t_q; ++t) visible += static_cast<double>(s - t_q + t + 1);
       EXPECT_EQ(r["flops"].get<double>(), 4.0 * static_cast<double>(d * h_q) * visible) << r["key"];
+      if (r["panel"] == "chunked")
+        ring[k["ring"]] = {static_cast<double>(r["simulated_cycles"].get<std::uint64_t>()), r["model_cycles"].get<double>()};
     }
   }
   EXPECT_EQ(decode, 32u);
   EXPECT_EQ(prefill, 2u);
+  EXPECT_EQ(chunked, 2u);
+  // --ring auto's rule (the faster by the model) picks the faster ring, or one within 5%.
+  ASSERT_EQ(ring.size(), 2u);
+  const auto& pick = ring["q"].second < ring["kv"].second ? ring["q"] : ring["kv"];
+  EXPECT_LE(pick.first, 1.05 * std::min(ring["q"].first, ring["kv"].first));
   // The CSV: a header and one line per row.
   std::ifstream csv(dir + "/sweep.csv");
   std::string header, line;

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <map>
 
 #include "base/units.h"
+#include "workloads/gqa_prefill/prefill_model.h"
 #include "kernels/gqa/helpers.h"
 #include "models/common/clock.h"
 
@@ -60,8 +62,28 @@ PrefillSetup validate(const PrefillConfig& c, const Topology& topo) {
   ps.q_tile = c.q_tile;
   // The chunk: as asked, or the largest of 256, 128, ... 16 rows whose buffers fit.
   const std::uint64_t tcm = topo.pe.tcm_bytes;
-  ps.chunk_rows = c.chunk_rows ? c.chunk_rows : 256;
-  while (!c.chunk_rows && ps.chunk_rows > 16 && PrefillPlan::geometry(ps).tcm_bytes() > tcm) ps.chunk_rows /= 2;
+  auto fit = [&](Ring ring) {
+    PrefillShape f = ps;
+    f.ring = ring;
+    f.chunk_rows = c.chunk_rows ? c.chunk_rows : 256;
+    while (!c.chunk_rows && f.chunk_rows > 16 && PrefillPlan::geometry(f).tcm_bytes() > tcm) f.chunk_rows /= 2;
+    return f;
+  };
+  auto fits = [&](const PrefillShape& f) { return PrefillPlan::geometry(f).tcm_bytes() <= tcm; };
+  if (c.ring) {
+    ps = fit(*c.ring);
+    s.ring_reason = "asked for";
+  } else {
+    // auto: the ring the model says is faster (of those whose buffers fit).
+    const PrefillShape kv = fit(Ring::KV), q = fit(Ring::Q);
+    const PrefillModel mk = prefill_model(kv, c.causal, topo), mq = prefill_model(q, c.causal, topo);
+    const bool pick_q = fits(q) && (!fits(kv) || mq.cycles < mk.cycles);
+    ps = pick_q ? q : kv;
+    char why[160];
+    std::snprintf(why, sizeof why, "auto: the model gives pass-Q %.3g cycles (%s-bound), pass-KV %.3g (%s-bound)",
+                  mq.cycles, mq.bound.c_str(), mk.cycles, mk.bound.c_str());
+    s.ring_reason = why;
+  }
   const PrefillPlan plan = PrefillPlan::geometry(ps);
   if (plan.tcm_bytes() > tcm)
     throw ConfigError("the prefill buffers (chunks of " + std::to_string(ps.chunk_rows) + " KV rows, tiles of " +
@@ -85,6 +107,9 @@ PrefillResult run_prefill(RuntimeContext& rt, const PrefillConfig& c, const Atte
   res.chunk_rows = plan->shape.chunk_rows;
   res.tile_heads = plan->tile_heads;
   res.tile_positions = plan->tile_positions;
+  res.ring = plan->shape.ring;
+  res.ring_reason = setup.ring_reason;
+  res.model = prefill_model(plan->shape, c.causal, topo);
   res.devices.assign(all.begin(), all.begin() + pl.sips);
 
   PrefillParams proto;
@@ -126,7 +151,7 @@ PrefillResult run_prefill(RuntimeContext& rt, const PrefillConfig& c, const Atte
         grp.q = rt.empty(name("q"), {rows, c.d}, c.dtype, kv, sip);
       }
       grp.o = rt.empty(name("o"), {rows, c.d}, c.dtype, kv, sip);
-      grp.state = rt.empty(name("state"), {rows, c.d + 2}, DType::fp32, kv, sip);
+      if (plan->shape.ring == Ring::KV) grp.state = rt.empty(name("state"), {rows, c.d + 2}, DType::fp32, kv, sip);
       placed.push_back({h, r, grp.o});
       params[dev]->groups.push_back(grp);
     }
@@ -154,7 +179,7 @@ PrefillResult run_prefill(RuntimeContext& rt, const PrefillConfig& c, const Atte
   for (std::size_t i = first; i < log.size(); ++i) {
     const OpRecord& r = log.records()[i];
     if (r.engine == "gemm") res.gemm_flops += static_cast<double>(r.flops);
-    if (r.kind == "send" && (r.tag == kTagRingK || r.tag == kTagRingV)) {
+    if (r.kind == "send" && (r.tag == kTagRingK || r.tag == kTagRingV || r.tag == kTagRingQ || r.tag == kTagRingState)) {
       ++res.ring_transfers;
       res.ring_bytes += r.bytes;
     }

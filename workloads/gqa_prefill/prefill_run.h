@@ -4,12 +4,14 @@
 // in the plan's tile order, launch, and what the op log says (FLOPs, GEMM roofline, PE
 // balance).
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "kernels/gqa/gqa_prefill.h"
 #include "platform/runtime_context.h"
 #include "workloads/attention/attention.h"
 #include "workloads/attention/placement.h"
+#include "workloads/gqa_prefill/prefill_model.h"
 
 namespace kb::gqa {
 
@@ -22,6 +24,7 @@ struct PrefillConfig : AttentionShape {
   }
   std::uint32_t cubes = 0, pes = 0;  // C, P; 0: the default placement's
   RowLayout layout = RowLayout::Striped;
+  std::optional<Ring> ring;      // empty: auto, by the model (PrefillModel)
   std::uint32_t chunk_rows = 0;  // 0: the largest of 256, 128, ... 16 whose buffers fit TCM
   std::uint32_t q_tile = 64;
   std::vector<SipId> devices;   // empty: all
@@ -35,6 +38,7 @@ struct PrefillConfig : AttentionShape {
 struct PrefillSetup {
   HeadPlacement placement;
   PrefillShape plan_shape;
+  std::string ring_reason;  // why this ring: asked for, or auto's reason
 };
 
 // Throws workloads::ConfigError naming the fields (shape, placement, TCM), before any simulation.
@@ -45,6 +49,9 @@ struct PrefillResult {
   HeadPlacement placement;
   bool placement_given = false;  // C and P both given
   std::uint32_t chunk_rows = 0, tile_heads = 0, tile_positions = 0;
+  Ring ring = Ring::KV;
+  std::string ring_reason;
+  PrefillModel model;  // the closed-form model of this run's ring
   std::vector<SipId> devices;  // the SIPs that hold a group
   double flops = 0;            // causal-aware attention FLOPs (the work that must be done)
   double gemm_flops = 0;       // FLOPs the GEMM engines actually did
