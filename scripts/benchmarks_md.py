@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Rewrites the sweep section of BENCHMARKS.md from a `kernbench bench gqa_llama70b`
-sweep: the headline table (modelled performance), the SP-enable table (the fastest
-(C, P) per S) and the simulator-speed table (wall, peak RSS, transactions/s). The
+sweep: the headline table (modelled performance), the chunked-prefill table (both rings
+and the choice of --ring auto), the SP-enable table (the fastest (C, P) per S) and the
+simulator-speed table (wall, peak RSS, transactions/s). The
 section sits between two marker lines; the rest of the file is left alone.
 
 usage: benchmarks_md.py SWEEP.json [BENCHMARKS.md]
@@ -28,6 +29,43 @@ def where(r):
     return ", ".join(f"{cause} {cycles / r['simulated_cycles'] * 100:.0f}%" for cause, cycles in path)
 
 
+def fmt_bytes(b):
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if b >= size:
+            return f"{b / size:.1f} {unit}"
+    return f"{b} B"
+
+
+def chunked_table(rows):
+    """Both rings per (S, T_q), and what --ring auto (the smaller model figure) picks."""
+    out = ["### Chunked prefill: T_q new tokens after S - T_q cached, pass-KV and pass-Q", "",
+           "| S | T_q | ring | simulated cycles | efficiency | ring bytes | model | sim / model "
+           "| critical path |",
+           "|---|---|---|---|---|---|---|---|---|"]
+    cases = {}
+    for r in rows:
+        k = r["knobs"]
+        cases.setdefault((k["seq_len"], k["q_len"]), {})[k["ring"]] = r
+    checks = []
+    for (s, t), by_ring in sorted(cases.items()):
+        for ring in ("kv", "q"):
+            if ring not in by_ring:
+                continue
+            r = by_ring[ring]
+            dev = r["simulated_cycles"] / r["model_cycles"] - 1
+            out.append(f"| {n(s)} | {n(t)} | {'pass-KV' if ring == 'kv' else 'pass-Q'} | {n(r['simulated_cycles'])} "
+                       f"| {pct(r['roofline_efficiency'])} | {fmt_bytes(r['ring']['bytes'])} "
+                       f"| {n(round(r['model_cycles']))} | {100 * dev:+.1f}% | {where(r)} |")
+        if len(by_ring) == 2:
+            pick = min(by_ring, key=lambda g: (by_ring[g]["model_cycles"], g))
+            best = min(r["simulated_cycles"] for r in by_ring.values())
+            checks.append(f"S {n(s)}, T_q {n(t)}: auto picks {'pass-Q' if pick == 'q' else 'pass-KV'}, "
+                          f"{100 * (by_ring[pick]['simulated_cycles'] / best - 1):+.1f}% against the faster ring")
+    out += ["", "`--ring auto` takes the ring with the smaller model figure; at every point above:", ""]
+    out += [f"- {c}" for c in checks]
+    return out
+
+
 def knobs(r):
     k = r["knobs"]
     return k["seq_len"], k.get("cubes_per_group", 8), k["pes"], k.get("layout", "")
@@ -38,6 +76,7 @@ def section(sweep, path):
     rev = sorted({r["git_revision"] for r in rows})
     decode = sorted((r for r in rows if r["panel"] == "decode"), key=knobs)
     prefill = sorted((r for r in rows if r["panel"] == "prefill"), key=knobs)
+    chunked = [r for r in rows if r["panel"] == "chunked"]
     out = [BEGIN, "",
            f"From `{path}`: {len(rows)} of {sweep['points']} points"
            f"{' (--quick)' if sweep['quick'] else ''}, revision {', '.join(rev)}. Made by",
@@ -57,12 +96,16 @@ def section(sweep, path):
                    f"| {pct(r['roofline_efficiency'])} | {n(round(model)) if model else ''} | {where(r)} |")
     for r in prefill:
         s, c, p, layout = knobs(r)
+        model = r.get("model_cycles")
         out.append(f"| prefill | {n(s)} | {c} x {p} | {layout} | {n(r['simulated_cycles'])} "
-                   f"| {n(round(r['roofline_cycles']))} | {pct(r['roofline_efficiency'])} | | {where(r)} |")
+                   f"| {n(round(r['roofline_cycles']))} | {pct(r['roofline_efficiency'])} "
+                   f"| {n(round(model)) if model else ''} | {where(r)} |")
     out += ["", "Decode efficiency is against the HBM roofline, prefill against the GEMM roofline",
             "(causal FLOPs), both of the PEs used. Critical path: the largest causes of the",
-            "latency (docs/critical_path.md).", "",
-            "### SP-enable: the fastest (C, P) per S (decode)", "",
+            "latency (docs/critical_path.md).", ""]
+    if chunked:
+        out += chunked_table(chunked) + [""]
+    out += ["### SP-enable: the fastest (C, P) per S (decode)", "",
             "| S | fastest C x P | its latency (cycles) | C = P = 8 (cycles) | C = P = 1 (cycles) |",
             "|---|---|---|---|---|"]
     by_s = {}

@@ -4,6 +4,7 @@
   decode_latency    decode latency vs S, a line per (C, P): the SP-enable sweep
   decode_efficiency decode HBM-roofline efficiency vs S, a line per (C, P)
   prefill           prefill latency and GEMM-roofline efficiency vs S, zigzag vs contiguous
+  chunked           chunked prefill: GEMM-roofline efficiency of pass-KV and pass-Q per (S, T_q)
 
 usage: plot_sweep.py SWEEP.json [OUTDIR]   (default OUTDIR: docs/img)
 """
@@ -98,7 +99,30 @@ def main():
     ax.grid(True, which="both", alpha=0.3)
     ax.legend()
     save(fig, outdir, "headline")
-    print(f"plot_sweep: wrote headline, decode_latency, decode_efficiency and prefill (.png, .svg) in {outdir}")
+    names = "headline, decode_latency, decode_efficiency, prefill"
+
+    chunked = [r for r in rows if r["panel"] == "chunked"]
+    if chunked:
+        cases = sorted({(r["knobs"]["seq_len"], r["knobs"]["q_len"]) for r in chunked})
+        fig, ax = plt.subplots(figsize=(9, 5))
+        width = 0.38
+        for i, (ring, label) in enumerate((("kv", "pass-KV (K, V travel)"), ("q", "pass-Q (queries, state travel)"))):
+            eff = []
+            for case in cases:
+                sel = [r for r in chunked if (r["knobs"]["seq_len"], r["knobs"]["q_len"]) == case
+                       and r["knobs"]["ring"] == ring]
+                eff.append(100 * sel[0]["roofline_efficiency"] if sel else 0)
+            ax.bar([j + (i - 0.5) * width for j in range(len(cases))], eff, width, label=label)
+        ax.set_xticks(range(len(cases)))
+        ax.set_xticklabels([f"T_q {t} / S {s // 1024}K" for s, t in cases])
+        ax.set_ylim(0, 100)
+        ax.set_ylabel("GEMM-roofline efficiency (%)")
+        ax.set_title("Chunked prefill, Llama-3-70B, causal, 4 SIPs: which ring")
+        ax.grid(True, axis="y", alpha=0.3)
+        ax.legend()
+        save(fig, outdir, "chunked")
+        names += ", chunked"
+    print(f"plot_sweep: wrote {names} (.png, .svg) in {outdir}")
 
 
 if __name__ == "__main__":

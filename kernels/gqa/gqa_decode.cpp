@@ -222,20 +222,11 @@ void sweep_pipelined(tl::Ctx& tl, const Rank& r, const std::function<SoftmaxStat
 // One scheduler command per tile. Three sets of work buffers: tile j+1 and j+2 are
 // already streaming K while tile j finishes; a set is reused once its tile is done. A
 // flash tile takes work buffers of at least its rows, so a smaller block uses them whole.
-struct FusedSet {
-  tl::Tensor s, p, pv, m_new, alpha, rowsum, stage_k, stage_v;
-};
-using FusedSets = std::array<FusedSet, 3>;
+using FusedSets = std::array<FlashWork, 3>;
 
 FusedSets fused_sets(tl::Ctx& tl, const DecodeParams& p) {
-  const std::uint32_t t = p.tile_rows, m = p.row_block, d = p.d;
   FusedSets sets;
-  for (FusedSet& b : sets)
-    b = {tl.persistent({m * t, 1}, DType::fp32, "S"), tl.persistent({m * t, 1}, p.dtype, "P"), tl.persistent({m, d}, DType::fp32, "PV"),
-         tl.persistent({m, 1}, DType::fp32, "m_new"), tl.persistent({m, 1}, DType::fp32, "alpha"),
-         tl.persistent({m, 1}, DType::fp32, "rowsum"),
-         tl.persistent({kStageBuffers * p.stream_rows, d}, p.dtype, "stage_k"),
-         tl.persistent({kStageBuffers * p.stream_rows, d}, p.dtype, "stage_v")};
+  for (FlashWork& b : sets) b = FlashWork::make(tl, p.row_block, p.tile_rows, p.d, p.dtype, kStageBuffers * p.stream_rows);
   return sets;
 }
 
@@ -243,30 +234,15 @@ void sweep_fused(tl::Ctx& tl, const Rank& r, const SoftmaxState& st, const Fused
   st.reset(tl);
   for (std::size_t j = 0; j < r.tiles.size(); ++j) {
     const RowRange& tile = r.tiles[j];
-    const FusedSet& b = sets[j % sets.size()];
+    const FlashWork& b = sets[j % sets.size()];
     const tl::Tensor k = tl.ref(r.group.k, tile);
     const tl::Tensor v = tl.ref(r.group.v, tile);
-    tl::FlashTile f;
-    f.q = &r.q;
-    f.k = &k;
-    f.v = &v;
-    f.m = &st.m;
-    f.l = &st.l;
-    f.o = &st.o;
-    f.scale = r.p.scale;
+    tl::FlashTile f = flash_args(r.q, k, v, st, b, r.p.scale);
     f.causal = r.p.causal && static_cast<std::int64_t>(tile.end()) - 1 > r.q_pos0;
     f.q_pos0 = r.q_pos0;
     f.q_period = r.q_period;
     f.k_pos0 = static_cast<std::int64_t>(tile.begin);
     f.stream_rows = r.p.stream_rows;
-    f.s = &b.s;
-    f.p = &b.p;
-    f.pv = &b.pv;
-    f.m_new = &b.m_new;
-    f.alpha = &b.alpha;
-    f.rowsum = &b.rowsum;
-    f.stage_k = &b.stage_k;
-    f.stage_v = &b.stage_v;
     tl.flash_tile(f);
   }
 }

@@ -107,14 +107,12 @@ void gqa_prefill(tl::Ctx& tl, std::shared_ptr<const PrefillParams> params) {
   // Buffers: two windows of KV chunks (one in use, one arriving), four query-tile /
   // state slots (one being fetched, two in flash tiles, one waiting for its state to be
   // stored) and two flash-tile work sets.
-  constexpr std::size_t kWindow = 2, kChunkBuffers = 2 * kWindow, kSlots = TileSlots::kSlots;
-  std::array<tl::Tensor, kChunkBuffers> kbuf, vbuf;
-  for (std::size_t i = 0; i < kChunkBuffers; ++i) {
-    kbuf[i] = tl.persistent({plan.shape.chunk_rows, d}, p.dtype, "ring_k");
-    vbuf[i] = tl.persistent({plan.shape.chunk_rows, d}, p.dtype, "ring_v");
-  }
-  TileSlots slots(tl, plan.tile_rows(), d, p.dtype);
-  const std::array<FlashWork, 2> work = FlashWork::make(tl, plan.tile_rows(), plan.shape.chunk_rows, d, p.dtype);
+  constexpr std::size_t kWindow = 2, kChunkBuffers = PrefillBuffers::kChunks, kSlots = TileSlots::kSlots;
+  static_assert(kChunkBuffers == 2 * kWindow);
+  PrefillBuffers bufs(tl, plan, p.dtype);
+  const auto& [kbuf, vbuf] = bufs.chunks;
+  TileSlots& slots = bufs.slots;
+  const std::array<FlashWork, 2>& work = bufs.work;
 
   // Chunk k lands in buffer k % kChunkBuffers: from HBM at step 0, else from the ring.
   // Without the KV split a PE gets its slice so (the ring lane of the slice), and the

@@ -143,6 +143,42 @@ void SoftmaxState::reset(tl::Ctx& tl) const {
   tl.fill(m, -std::numeric_limits<float>::infinity());
 }
 
+FlashWork FlashWork::make(tl::Ctx& tl, std::uint32_t m, std::uint32_t n, std::uint32_t d, DType dtype,
+                          std::uint32_t stage_rows) {
+  FlashWork w{tl.persistent({m * n, 1}, DType::fp32, "S"), tl.persistent({m * n, 1}, dtype, "P"),
+              tl.persistent({m, d}, DType::fp32, "PV"),    tl.persistent({m, 1}, DType::fp32, "m_new"),
+              tl.persistent({m, 1}, DType::fp32, "alpha"), tl.persistent({m, 1}, DType::fp32, "rowsum"),
+              {},                                          {}};
+  if (stage_rows > 0) {
+    w.stage_k = tl.persistent({stage_rows, d}, dtype, "stage_k");
+    w.stage_v = tl.persistent({stage_rows, d}, dtype, "stage_v");
+  }
+  return w;
+}
+
+tl::FlashTile flash_args(const tl::Tensor& q, const tl::Tensor& k, const tl::Tensor& v, const SoftmaxState& st,
+                         const FlashWork& w, float scale) {
+  tl::FlashTile f;
+  f.q = &q;
+  f.k = &k;
+  f.v = &v;
+  f.m = &st.m;
+  f.l = &st.l;
+  f.o = &st.o;
+  f.scale = scale;
+  f.s = &w.s;
+  f.p = &w.p;
+  f.pv = &w.pv;
+  f.m_new = &w.m_new;
+  f.alpha = &w.alpha;
+  f.rowsum = &w.rowsum;
+  if (w.stage_k.valid()) {
+    f.stage_k = &w.stage_k;
+    f.stage_v = &w.stage_v;
+  }
+  return f;
+}
+
 void recv_merge(tl::Ctx& tl, const tl::Tensor& state, const PeCoord& from, std::uint32_t tag) {
   // Posted, not waited for: merge_state builds its command while the message is on its way.
   const tl::Tensor got = tl.recv_async(from, state.shape(), DType::fp32, tag);

@@ -80,6 +80,20 @@ struct SoftmaxState {
   static SoftmaxState of(tl::Ctx& tl, const tl::Tensor& packed);  // views of a [rows, d+2] matrix
   void reset(tl::Ctx& tl) const;                                   // m=-inf, l=0, O=0
 };
+// A flash tile's work buffers (tl::FlashTile); stage_k and stage_v only for K and V
+// streamed from HBM. Kernels keep several sets, so a tile's softmax runs while the next
+// one's Q.K^T does.
+struct FlashWork {
+  tl::Tensor s, p, pv, m_new, alpha, rowsum, stage_k, stage_v;
+  // For m query rows and n keys; stage_rows > 0 adds the two staging buffers.
+  static FlashWork make(tl::Ctx& tl, std::uint32_t m, std::uint32_t n, std::uint32_t d, DType dtype,
+                        std::uint32_t stage_rows = 0);
+};
+// The FlashTile of q against k and v into the state st, on work buffers w; the mask and
+// the streaming are left to the caller.
+tl::FlashTile flash_args(const tl::Tensor& q, const tl::Tensor& k, const tl::Tensor& v, const SoftmaxState& st,
+                         const FlashWork& w, float scale);
+
 // Receives a packed state (rows of one) and merges it into `state` (tl.merge_state:
 // associative and commutative; a side with m = -inf contributes nothing). The received
 // buffer lives in the caller's scratch scope.

@@ -41,19 +41,16 @@ void prefill_ring_q(tl::Ctx& tl, const PrefillParams& p, const PrefillGroup& g, 
 
   // This PE's shard of K and V in chunks: kept in TCM when it fits the chunk buffers,
   // else streamed from HBM again for every visit.
-  constexpr std::size_t kChunkBuffers = 4, kLookahead = 2;
+  constexpr std::size_t kChunkBuffers = PrefillBuffers::kChunks, kLookahead = 2;
   const RowRange shard = g.k.placements()[seat.cube_index * pes + tl.pe().value].rows;
   std::vector<RowRange> chunks;
   for (std::uint64_t r = shard.begin; r < shard.end(); r += plan.shape.chunk_rows)
     chunks.push_back({r, std::min<std::uint64_t>(plan.shape.chunk_rows, shard.end() - r)});
   const bool resident = chunks.size() <= kChunkBuffers;
-  std::array<tl::Tensor, kChunkBuffers> kbuf, vbuf;
-  for (std::size_t i = 0; i < kChunkBuffers; ++i) {
-    kbuf[i] = tl.persistent({plan.shape.chunk_rows, d}, p.dtype, "kv_k");
-    vbuf[i] = tl.persistent({plan.shape.chunk_rows, d}, p.dtype, "kv_v");
-  }
-  TileSlots slots(tl, plan.tile_rows(), d, p.dtype);
-  const std::array<FlashWork, 2> work = FlashWork::make(tl, plan.tile_rows(), plan.shape.chunk_rows, d, p.dtype);
+  PrefillBuffers bufs(tl, plan, p.dtype);
+  const auto& [kbuf, vbuf] = bufs.chunks;
+  TileSlots& slots = bufs.slots;
+  const std::array<FlashWork, 2>& work = bufs.work;
   const tl::Tensor out = tl.persistent({plan.tile_rows(), d}, DType::fp32, "out");
 
   // The flash tiles in order: (visit, chunk) pairs a query of the tile can see.

@@ -1,7 +1,7 @@
 #pragma once
 // What both prefill rings do with a query tile (docs/gqa_prefill.md): its TCM slots
-// (query rows and (m, l, O) state), one flash tile of a (query tile, KV chunk) pair,
-// and the end of a tile, O / l stored in the storage dtype.
+// (query rows and (m, l, O) state), the chunk and work buffers, one flash tile of a
+// (query tile, KV chunk) pair, and the end of a tile, O / l stored in the storage dtype.
 #include <array>
 #include <map>
 #include <utility>
@@ -10,14 +10,6 @@
 #include "kernels/gqa/prefill_plan.h"
 
 namespace kb::gqa {
-
-// A flash tile's work buffers; two sets alternate, so a tile's softmax runs while the
-// next one's Q.K^T does.
-struct FlashWork {
-  tl::Tensor s, p, pv, m_new, alpha, rowsum;
-  static std::array<FlashWork, 2> make(tl::Ctx& tl, std::uint32_t rows, std::uint32_t keys, std::uint32_t d,
-                                       DType dtype);
-};
 
 // Whether any key of `keys` is visible to a query of the tile (causal: not all in its future).
 bool visible(const AttentionParams& p, RowRange keys, const PrefillTile& t);
@@ -44,6 +36,18 @@ class TileSlots {
   tl::Ctx& tl_;
   std::array<tl::Tensor, kSlots> q_, s_;
   std::map<std::pair<std::size_t, std::uint64_t>, Views> views_;
+};
+
+// A PE's buffers in either ring: four K and four V chunk buffers, the tile slots and two
+// flash-tile work sets, allocated in that order.
+struct PrefillBuffers {
+  static constexpr std::size_t kChunks = 4;
+  struct Chunks {
+    std::array<tl::Tensor, kChunks> k, v;
+  } chunks;
+  TileSlots slots;
+  std::array<FlashWork, 2> work;
+  PrefillBuffers(tl::Ctx& tl, const PrefillPlan& plan, DType dtype);
 };
 
 // O / l of `st` into `out` ([rows, d] fp32), cast to the storage dtype into the first
