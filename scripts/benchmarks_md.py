@@ -39,8 +39,8 @@ def fmt_bytes(b):
 def chunked_table(rows):
     """Both rings per (S, T_q), and what --ring auto (the smaller model figure) picks."""
     out = ["### Chunked prefill: T_q new tokens after S - T_q cached, pass-KV and pass-Q", "",
-           "| S | T_q | ring | simulated cycles | efficiency | ring bytes | model | sim / model "
-           "| critical path |",
+           "| S | T_q | ring | simulated cycles | efficiency | ring bytes: PE to PE, over cube links | model "
+           "| sim / model | critical path |",
            "|---|---|---|---|---|---|---|---|---|"]
     cases = {}
     for r in rows:
@@ -54,7 +54,7 @@ def chunked_table(rows):
             r = by_ring[ring]
             dev = r["simulated_cycles"] / r["model_cycles"] - 1
             out.append(f"| {n(s)} | {n(t)} | {'pass-KV' if ring == 'kv' else 'pass-Q'} | {n(r['simulated_cycles'])} "
-                       f"| {pct(r['roofline_efficiency'])} | {fmt_bytes(r['ring']['bytes'])} "
+                       f"| {pct(r['roofline_efficiency'])} | {fmt_bytes(r['ring']['bytes'])}, {fmt_bytes(r['ring']['link_bytes'])} "
                        f"| {n(round(r['model_cycles']))} | {100 * dev:+.1f}% | {where(r)} |")
         if len(by_ring) == 2:
             pick = min(by_ring, key=lambda g: (by_ring[g]["model_cycles"], g))

@@ -100,8 +100,9 @@ TEST(PrefillLevers, EachBlockCrossesEachRingLinkOncePerStep) {
   // block's K and V (2 x 256 x 128 bf16) over the link once: each of its 2 chunks of 128
   // rows as P slices of 16 rows, one per lane, K and V two messages each.
   const std::uint64_t c = 8, p = 8, groups = 2, block_bytes = 2ull * 256 * 128 * 2;
-  EXPECT_EQ(r.ring_bytes, groups * c * (c - 1) * block_bytes);
-  EXPECT_EQ(r.ring_transfers, groups * c * (c - 1) * 2 /*chunks*/ * p * 2);
+  EXPECT_EQ(r.ring_link_bytes, groups * c * (c - 1) * block_bytes);
+  // All the ring's messages: those slices, and every slice shared with P - 1 cube mates.
+  EXPECT_EQ(r.ring_bytes, groups * c * (c - 1) * block_bytes + groups * c * c * block_bytes * (p - 1));
   std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint64_t> link_bytes;  // (cube, next cube)
   std::map<PeCoord, std::uint64_t> shared_in;
   for (const OpRecord* s : m.rt.op_log().select("ipcq", "send")) {
@@ -131,7 +132,11 @@ TEST(PrefillLevers, PassQMovesTheQueryRowsNotTheKeys) {
   const PrefillConfig cfg = small(8192, 128, RowLayout::Striped, true, DType::bf16, 64, Ring::Q);
   const gqa::PrefillResult r = timing_run(m, cfg);
   const std::uint64_t n = 64, groups = 2, rows = 128 * 8, d = 128;
-  EXPECT_EQ(r.ring_bytes, groups * (n - 1) * rows * (d * 2 + (d + 2) * 4));
+  const std::uint64_t tile_bytes = 16 * (d * 2 + (d + 2) * 4);  // 16 rows a rank, one tile
+  EXPECT_EQ(r.ring_bytes, groups * (n - 1) * rows / 16 * tile_bytes);
+  // A tile crosses the 8 links between cubes once each, but the last (to its home): the
+  // tiles homed at a cube's PE 0 cross 7.
+  EXPECT_EQ(r.ring_link_bytes, groups * (8 * 7 + 56 * 8) * tile_bytes);
   std::map<PeCoord, PeCoord> next;
   for (const OpRecord* s : m.rt.op_log().select("ipcq", "send")) {
     EXPECT_TRUE(s->tag == gqa::kTagRingQ || s->tag == gqa::kTagRingState) << "tag " << s->tag;
@@ -199,6 +204,7 @@ TEST(PrefillLevers, WithZigzagEveryLaneCarriesEveryChunk) {
   const gqa::PrefillResult r = timing_run(m, small(2048, 0, RowLayout::Zigzag, true, DType::bf16, 128));
   const std::uint64_t c = 8, p = 8, groups = 2, block_bytes = 2ull * 256 * 128 * 2;
   EXPECT_EQ(r.ring_bytes, groups * c * (c - 1) * block_bytes * p);
+  EXPECT_EQ(r.ring_link_bytes, r.ring_bytes);
   for (const OpRecord* s : m.rt.op_log().select("ipcq", "send")) {
     EXPECT_TRUE(s->tag == gqa::kTagRingK || s->tag == gqa::kTagRingV) << "a non-ring message: tag " << s->tag;
     EXPECT_EQ(s->hops, 1u);

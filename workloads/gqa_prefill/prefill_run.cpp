@@ -179,9 +179,12 @@ PrefillResult run_prefill(RuntimeContext& rt, const PrefillConfig& c, const Atte
   for (std::size_t i = first; i < log.size(); ++i) {
     const OpRecord& r = log.records()[i];
     if (r.engine == "gemm") res.gemm_flops += static_cast<double>(r.flops);
-    if (r.kind == "send" && (r.tag == kTagRingK || r.tag == kTagRingV || r.tag == kTagRingQ || r.tag == kTagRingState)) {
+    // The ring's messages: pass-KV's slices on the ring and shared in the cube, pass-Q's
+    // query tiles and states; those with a mesh hop crossed a link between cubes.
+    if (r.kind == "send" && r.tag >= kTagRingK && r.tag <= kTagRingState) {
       ++res.ring_transfers;
       res.ring_bytes += r.bytes;
+      if (r.hops > 0) res.ring_link_bytes += r.bytes;
     }
   }
   // GEMM busy per PE, from the engines (the work each did in this run). Sums of whole

@@ -56,7 +56,8 @@ struct PrefillResult {
   double flops = 0;            // causal-aware attention FLOPs (the work that must be done)
   double gemm_flops = 0;       // FLOPs the GEMM engines actually did
   double roofline_cycles = 0;  // flops over the GEMM peak of every PE of the SIPs used
-  std::uint64_t ring_transfers = 0, ring_bytes = 0;
+  // Every message of the ring PE to PE, and the bytes of those crossing a link between cubes.
+  std::uint64_t ring_transfers = 0, ring_bytes = 0, ring_link_bytes = 0;
   // Per PE of the SIPs used: GEMM busy cycles (max and sum), over `pes_measured` PEs.
   double busy_max = 0, busy_total = 0;
   std::uint64_t pes_measured = 0;

@@ -48,6 +48,7 @@ class PrefillJob : public Job {
     r.add("pes_measured", p.pes_measured, Merge::Sum);
     r.add("ring.transfers", p.ring_transfers, Merge::Sum);
     r.add("ring.bytes", p.ring_bytes, Merge::Sum);
+    r.add("ring.link_bytes", p.ring_link_bytes, Merge::Sum);
     r.add("model_cycles", p.model.cycles, Merge::Same);
     r.add("model.gemm", p.model.gemm, Merge::Same);
     r.add("model.fabric", p.model.fabric, Merge::Same);
@@ -128,9 +129,10 @@ class GqaPrefill : public Workload {
     add("  balance         max / mean PE GEMM busy = %.3f (where the time goes: the critical path below)\n",
         r.number("imbalance"));
     const bool pass_q = k.at("ring") == "q";
-    add("  ring            %s (%s): %llu %s transfers, %s\n", pass_q ? "pass-Q" : "pass-KV",
-        k.at("ring_reason").get<std::string>().c_str(), static_cast<unsigned long long>(r.count("ring.transfers")),
-        pass_q ? "query-tile and state" : "KV chunk", units::format_bytes(r.count("ring.bytes")).c_str());
+    add("  ring            %s (%s): %llu %s messages, %s PE to PE, %s of them over links between cubes\n",
+        pass_q ? "pass-Q" : "pass-KV", k.at("ring_reason").get<std::string>().c_str(),
+        static_cast<unsigned long long>(r.count("ring.transfers")), pass_q ? "query-tile and state" : "KV slice",
+        units::format_bytes(r.count("ring.bytes")).c_str(), units::format_bytes(r.count("ring.link_bytes")).c_str());
     const double model = r.number("model_cycles");
     const double dev = (static_cast<double>(r.simulated_cycles) - model) / model;
     const std::string bound = r.figure("model.bound").get<std::string>();
