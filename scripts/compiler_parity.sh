@@ -16,6 +16,7 @@ trap 'rm -rf "$out"' EXIT
 cases=(
   "headline decode|run"
   "prefill|run --kernel gqa_prefill --seq-len 4096 --heads-q 16 --heads-kv 2 --devices 0"
+  "chunked prefill, pass-Q|run --kernel gqa_prefill --seq-len 8192 --q-len 512 --heads-q 16 --heads-kv 2 --devices 0"
   "data-mode decode|run --data --check --q-len 16 --seq-len 4096"
 )
 status=0
