@@ -84,12 +84,13 @@ std::vector<Point> points(bool quick) {
   std::vector<Point> out;
   for (const std::uint64_t s : decode_s)
     for (const std::uint32_t c : {1u, 2u, 4u, 8u})
-      for (const std::uint32_t p : {1u, 2u, 4u, 8u}) out.push_back({"decode", s, c, p, "", {}});
+      for (const std::uint32_t p : {1u, 2u, 4u, 8u}) out.push_back({"decode", s, c, p, "", {}, 0, ""});
   for (const std::uint64_t s : prefill_s)
     for (const char* layout : {"zigzag", "contiguous"})
       out.push_back({"prefill", s, 8, 8, layout,
                      quick ? std::vector<std::string>{"--devices", "0", "--heads-kv", "2", "--heads-q", "16"}
-                           : std::vector<std::string>{}});
+                           : std::vector<std::string>{},
+                     0, ""});
   const std::vector<std::uint64_t> chunked_s = quick ? std::vector<std::uint64_t>{4096} : std::vector<std::uint64_t>{8192, 32768};
   const std::vector<std::uint32_t> chunked_t = quick ? std::vector<std::uint32_t>{256} : std::vector<std::uint32_t>{512, 2048};
   for (const std::uint64_t s : chunked_s)

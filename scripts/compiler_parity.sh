@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The same simulation whatever the compiler: builds the program with clang (build/clang)
 # and requires its op logs and latencies to equal those of the g++ build (build/release)
-# for the headline decode, a prefill and a data-mode decode. C++ leaves the order of
+# for the headline decode, a prefill, a pass-Q chunked prefill and a data-mode decode. C++ leaves the order of
 # function arguments unspecified (g++ evaluates them right to left, clang left to
 # right), so a statement that issued two tl ops inside one call would differ here.
 #   scripts/compiler_parity.sh [GCC_BUILD_DIR]

@@ -110,7 +110,8 @@ void gqa_prefill(tl::Ctx& tl, std::shared_ptr<const PrefillParams> params) {
   constexpr std::size_t kWindow = 2, kChunkBuffers = PrefillBuffers::kChunks, kSlots = TileSlots::kSlots;
   static_assert(kChunkBuffers == 2 * kWindow);
   PrefillBuffers bufs(tl, plan, p.dtype);
-  const auto& [kbuf, vbuf] = bufs.chunks;
+  const auto& kbuf = bufs.chunks.k;
+  const auto& vbuf = bufs.chunks.v;
   TileSlots& slots = bufs.slots;
   const std::array<FlashWork, 2>& work = bufs.work;
 

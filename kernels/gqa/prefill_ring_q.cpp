@@ -48,7 +48,8 @@ void prefill_ring_q(tl::Ctx& tl, const PrefillParams& p, const PrefillGroup& g, 
     chunks.push_back({r, std::min<std::uint64_t>(plan.shape.chunk_rows, shard.end() - r)});
   const bool resident = chunks.size() <= kChunkBuffers;
   PrefillBuffers bufs(tl, plan, p.dtype);
-  const auto& [kbuf, vbuf] = bufs.chunks;
+  const auto& kbuf = bufs.chunks.k;
+  const auto& vbuf = bufs.chunks.v;
   TileSlots& slots = bufs.slots;
   const std::array<FlashWork, 2>& work = bufs.work;
   const tl::Tensor out = tl.persistent({plan.tile_rows(), d}, DType::fp32, "out");
