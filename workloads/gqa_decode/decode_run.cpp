@@ -138,12 +138,14 @@ std::string choose_placement(DecodeConfig& c, const std::string& file, std::opti
 std::uint32_t auto_tile_rows(const DecodeConfig& c, std::uint32_t m, const Topology& topo) {
   const std::uint64_t per_rank = kv_rows_per_rank(c);
   // Tiles of at most 16K scores keep the per-tile buffers small (64 KiB of fp32), in
-  // whole GEMM column blocks so that no Q.K^T pays for columns it does not fill; at
-  // least two tiles per rank let the pipelined sweep overlap.
+  // whole GEMM column blocks so that no Q.K^T pays for columns it does not fill; two
+  // tiles per rank let the pipelined sweep overlap, but not below one column block: a
+  // rank of at most 64 keys sweeps one tile (two would pay two GEMM fills in a row for
+  // nothing to overlap: S = 4K, 1,574 -> 1,381 cycles).
   const std::uint64_t cols = topo.pe.gemm.cols;
   std::uint64_t t = std::clamp<std::uint64_t>(16384 / std::max<std::uint32_t>(m, 1), 16, 512);
   if (t >= cols) t = t / cols * cols;
-  t = std::min<std::uint64_t>(t, std::max<std::uint64_t>(16, (per_rank + 1) / 2));
+  t = std::min<std::uint64_t>(t, std::max<std::uint64_t>(cols, (per_rank + 1) / 2));
   return static_cast<std::uint32_t>(t);
 }
 
@@ -269,8 +271,9 @@ DecodeResult run_decode(RuntimeContext& rt, const DecodeConfig& c, const Attenti
   const double noc_bw = static_cast<double>(topo.sip.noc.bytes_per_cycle);
   const double fabric_lat = static_cast<double>(topo.cube.fabric.latency_cycles);
   const double t_dma = 2 * per_rank * c.d * esz / hbm_bw + topo.cube.hbm.latency_cycles;
-  const double stream = std::min<double>(c.stream_rows, res.tile_rows);
-  const double tiles = std::ceil(per_rank / res.tile_rows);
+  const double tile_rows = std::min<double>(res.tile_rows, std::max(per_rank, 1.0));  // a tile holds at most the rank
+  const double stream = std::min<double>(c.stream_rows, tile_rows);
+  const double tiles = std::ceil(per_rank / tile_rows);
   const double row_bytes = (c.d + 2.0) * 4;  // a state row, fp32
   const auto& math = topo.pe.math;
   auto cost = [&](const char* op) { return static_cast<double>(math.cycles.at(op)); };
@@ -286,8 +289,8 @@ DecodeResult run_decode(RuntimeContext& rt, const DecodeConfig& c, const Attenti
     const double last_gemm = std::ceil(m / double(topo.pe.gemm.rows)) * std::ceil(c.d / double(topo.pe.gemm.cols)) *
                                  stream + topo.pe.gemm.rows + topo.pe.gemm.cols;
     const double gemm_tile = std::ceil(m / double(topo.pe.gemm.rows)) *
-                             (std::ceil(res.tile_rows / double(topo.pe.gemm.cols)) * c.d +
-                              std::ceil(c.d / double(topo.pe.gemm.cols)) * res.tile_rows) +
+                             (std::ceil(tile_rows / double(topo.pe.gemm.cols)) * c.d +
+                              std::ceil(c.d / double(topo.pe.gemm.cols)) * tile_rows) +
                              2.0 * (topo.pe.gemm.rows + topo.pe.gemm.cols);
     const double gemms = tiles * gemm_tile + last_gemm;
     const double sweep = std::max(t_dma, q_load + tiles * gemm_tile) + last_gemm;
