@@ -144,7 +144,8 @@ TEST(Cli, KernelErrorIsExitOneWithTheMessage) {
 TEST(Cli, TlFlagsAreChecked) {
   for (const char* args : {"run --kernel tiled_gemm --dtype fp16", "run --kernel tiled_gemm --op-log x.txt",
                            "run --kernel tiled_gemm --rows 0", "run --check", "run --kernel hbm_stream --data",
-                           "run --causal --no-causal", "run --variant fastest"}) {
+                           "run --causal --no-causal", "run --variant fastest",
+                           "run --kernel gqa_prefill --ring both"}) {
     const Result r = run(args);
     EXPECT_EQ(r.code, 2) << args << "\n" << r.out;
   }

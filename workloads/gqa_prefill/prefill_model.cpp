@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "base/dp_policy.h"
+#include "kernels/gqa/prefill_tiles.h"
 
 namespace kb::gqa {
 
@@ -54,7 +55,7 @@ PrefillModel prefill_model(const PrefillShape& shape, bool causal, const Topolog
             if (visible(t, ch)) gemm += flash(static_cast<double>(t.rows()), static_cast<double>(ch.count));
       m.gemm = std::max(m.gemm, gemm);
       const double keys = static_cast<double>(shard_rows(shape.s, n, j).count);
-      const bool resident = chunks.size() <= 4;
+      const bool resident = chunks.size() <= PrefillBuffers::kChunks;
       m.hbm = std::max(m.hbm, (resident ? keys * kv_row : tiles * keys * kv_row) / hbm_bw);
     }
     // Every row in and out of every PE: four messages per visit, each crossing the fabric

@@ -73,12 +73,14 @@ PrefillSetup validate(const PrefillConfig& c, const Topology& topo) {
   if (c.ring) {
     ps = fit(*c.ring);
     s.ring_reason = "asked for";
+    s.model = prefill_model(ps, c.causal, topo);
   } else {
     // auto: the ring the model says is faster (of those whose buffers fit).
     const PrefillShape kv = fit(Ring::KV), q = fit(Ring::Q);
     const PrefillModel mk = prefill_model(kv, c.causal, topo), mq = prefill_model(q, c.causal, topo);
     const bool pick_q = fits(q) && (!fits(kv) || mq.cycles < mk.cycles);
     ps = pick_q ? q : kv;
+    s.model = pick_q ? mq : mk;
     char why[160];
     std::snprintf(why, sizeof why, "auto: the model gives pass-Q %.3g cycles (%s-bound), pass-KV %.3g (%s-bound)",
                   mq.cycles, mq.bound.c_str(), mk.cycles, mk.bound.c_str());
@@ -109,7 +111,7 @@ PrefillResult run_prefill(RuntimeContext& rt, const PrefillConfig& c, const Atte
   res.tile_positions = plan->tile_positions;
   res.ring = plan->shape.ring;
   res.ring_reason = setup.ring_reason;
-  res.model = prefill_model(plan->shape, c.causal, topo);
+  res.model = setup.model;
   res.devices.assign(all.begin(), all.begin() + pl.sips);
 
   PrefillParams proto;

@@ -39,6 +39,7 @@ struct PrefillSetup {
   HeadPlacement placement;
   PrefillShape plan_shape;
   std::string ring_reason;  // why this ring: asked for, or auto's reason
+  PrefillModel model;       // the closed-form model of that ring
 };
 
 // Throws workloads::ConfigError naming the fields (shape, placement, TCM), before any simulation.
