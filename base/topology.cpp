@@ -293,6 +293,18 @@ const std::vector<std::string>& Topology::math_ops() {
   return ops;
 }
 
+std::uint64_t Topology::math_cycles(const std::string& op, std::uint64_t elements, std::uint32_t reduce_width) const {
+  const std::uint64_t lanes = pe.math.lanes;
+  std::uint64_t cycles = (elements + lanes - 1) / lanes * pe.math.cycles.at(op);
+  if (reduce_width > 0) {
+    std::uint64_t depth = 0;
+    while ((1ull << depth) < reduce_width) ++depth;
+    const std::uint64_t rows = (elements + reduce_width - 1) / reduce_width;
+    cycles += (rows + lanes - 1) / lanes * depth;
+  }
+  return cycles;
+}
+
 const std::vector<std::string>& Topology::cpu_ops() {
   static const std::vector<std::string> ops = {"load", "store", "ref",  "composite", "dot",
                                                "math", "reduce", "trans", "view", "send",

@@ -64,6 +64,11 @@ struct Topology {
     } cpu;
   } pe;
 
+  // Cycles of a MATH engine op of cost `op` (a key of pe.math.cycles) over `elements`
+  // elements in passes of `lanes`; a row reduce over `reduce_width` columns adds a tree
+  // of ceil(log2 width) steps per pass of rows.
+  std::uint64_t math_cycles(const std::string& op, std::uint64_t elements, std::uint32_t reduce_width = 0) const;
+
   // The op names the math and cpu tables must list (exactly these).
   static const std::vector<std::string>& math_ops();
   static const std::vector<std::string>& cpu_ops();

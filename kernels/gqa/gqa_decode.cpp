@@ -371,15 +371,20 @@ void gqa_decode(tl::Ctx& tl, std::shared_ptr<const DecodeParams> params) {
       }
       const RowRange own = span(me, me + 1);
       if (own.count == 0) return;
-      const tl::Tensor part_state = state_rows(own);
+      // Level 1 in segments (DecodeParams::segment_rows): a parent passes a segment on
+      // once its children's copies are merged, while the next ones are still on their way.
+      // With one cube there is no Level 1: the rows are all merged at once, one store.
+      const std::vector<RowRange> own_segments = segments(own, p.cubes > 1 ? p.segment_rows : 0);
+      std::vector<tl::Tensor> seg_states;
+      for (const RowRange& seg : own_segments) seg_states.push_back(state_rows(seg));
       tl.phase("reduce level 1");
-      for (const std::uint32_t child : cube_node.children)
-        recv_merge(tl, part_state, PeCoord{tl.sip(), geo.cube_at(child), PeId(me)}, kTagLevel1);
-      if (cube_node.parent) {
-        tl.send(PeCoord{tl.sip(), geo.cube_at(*cube_node.parent), PeId(me)}, part_state, kTagLevel1);
-        return;
+      for (const tl::Tensor& seg : seg_states) {
+        for (const std::uint32_t child : cube_node.children)
+          recv_merge(tl, seg, PeCoord{tl.sip(), geo.cube_at(child), PeId(me)}, kTagLevel1);
+        if (cube_node.parent) tl.send(PeCoord{tl.sip(), geo.cube_at(*cube_node.parent), PeId(me)}, seg, kTagLevel1);
       }
-      finals.push_back({own, blk.rows.begin, st.packed});
+      if (cube_node.parent) return;
+      for (const RowRange& seg : own_segments) finals.push_back({seg, blk.rows.begin, st.packed});
     };
     // Each sweep resets the state once its first GEMM is on its way.
     if (rk.tiles.empty()) {

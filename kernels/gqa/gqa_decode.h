@@ -47,6 +47,9 @@ struct DecodeParams : AttentionParams {
   // swept as two blocks, the first `split_rows` and the rest, over the rank's K and V
   // loaded into TCM once; the first block reduces while the second's GEMMs run (0: no split).
   std::uint32_t split_rows = 0;
+  // Rows per Level-1 message segment: an owner's rows go down the cube tree in segments
+  // so that each level passes one on while the next is still arriving (0: one message).
+  std::uint32_t segment_rows = 0;
   std::vector<DecodeGroup> groups;  // the groups of the device the kernel runs on
 };
 

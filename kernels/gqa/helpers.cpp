@@ -179,6 +179,16 @@ tl::FlashTile flash_args(const tl::Tensor& q, const tl::Tensor& k, const tl::Ten
   return f;
 }
 
+std::vector<RowRange> segments(RowRange rows, std::uint32_t size) {
+  std::vector<RowRange> out;
+  const std::uint64_t n = size == 0 ? 1 : std::max<std::uint64_t>(1, rows.count / size);
+  for (std::uint32_t i = 0; rows.count > 0 && i < n; ++i) {
+    const RowRange s = shard_rows(rows.count, static_cast<std::uint32_t>(n), i);
+    out.push_back({rows.begin + s.begin, s.count});
+  }
+  return out;
+}
+
 void recv_merge(tl::Ctx& tl, const tl::Tensor& state, const PeCoord& from, std::uint32_t tag) {
   // Posted, not waited for: merge_state builds its command while the message is on its way.
   const tl::Tensor got = tl.recv_async(from, state.shape(), DType::fp32, tag);

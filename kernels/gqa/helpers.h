@@ -94,6 +94,10 @@ struct FlashWork {
 tl::FlashTile flash_args(const tl::Tensor& q, const tl::Tensor& k, const tl::Tensor& v, const SoftmaxState& st,
                          const FlashWork& w, float scale);
 
+// `rows` cut into segments of about `size` rows each: none when empty, one when fewer
+// or when `size` is 0.
+std::vector<RowRange> segments(RowRange rows, std::uint32_t size);
+
 // Receives a packed state (rows of one) and merges it into `state` (tl.merge_state:
 // associative and commutative; a side with m = -inf contributes nothing). The received
 // buffer lives in the caller's scratch scope.

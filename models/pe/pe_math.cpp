@@ -10,16 +10,7 @@ PeMath::PeMath(const sc_core::sc_module_name& name, const Topology& topo, PeTcm&
     : PeEngine(name, topo, 1, Cause::Math), tcm_(tcm) {}
 
 std::uint64_t PeMath::cycles_for(MathOp op, std::uint64_t elements, std::uint32_t reduce_width) const {
-  const std::uint64_t cost = topo_.pe.math.cycles.at(math_cost_key(op));
-  const std::uint64_t lanes = topo_.pe.math.lanes;
-  std::uint64_t cycles = (elements + lanes - 1) / lanes * cost;
-  if (reduce_width > 0) {
-    std::uint64_t depth = 0;
-    while ((1ull << depth) < reduce_width) ++depth;
-    const std::uint64_t rows = (elements + reduce_width - 1) / reduce_width;
-    cycles += (rows + lanes - 1) / lanes * depth;
-  }
-  return cycles;
+  return topo_.math_cycles(math_cost_key(op), elements, reduce_width);
 }
 
 void PeMath::start(tlm::tlm_generic_payload& gp, Command& cmd) {

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
 #include <iterator>
 #include <map>
 #include <set>
@@ -46,23 +47,26 @@ TEST_P(DecodeParity, MatchesFp64Reference) {
   test::expect_attention_parity(cfg, in, *r.o);
 }
 
+// S = 1000 over C x P ranks is ragged, and over 64 the last rank holds nothing.
 INSTANTIATE_TEST_SUITE_P(
     Shapes, DecodeParity,
-    ::testing::Combine(::testing::Values(1u, 8u), ::testing::Values(1u, 16u), ::testing::Values(1u, 8u),
+    ::testing::Combine(::testing::Values(1u, 8u), ::testing::Values(1u, 16u), ::testing::Values(1u, 2u, 4u, 8u),
                        ::testing::Values(1u, 8u), ::testing::Values(DType::fp32, DType::bf16),
                        ::testing::Values(gqa::Variant::Pipelined)));
+// The other variants over the same shapes (bf16), and fp32 at two of them.
+INSTANTIATE_TEST_SUITE_P(
+    Variants, DecodeParity,
+    ::testing::Combine(::testing::Values(1u, 8u), ::testing::Values(1u, 16u), ::testing::Values(1u, 2u, 4u, 8u),
+                       ::testing::Values(1u, 8u), ::testing::Values(DType::bf16),
+                       ::testing::Values(gqa::Variant::Naive, gqa::Variant::Fused)));
+INSTANTIATE_TEST_SUITE_P(VariantsFp32, DecodeParity,
+                         ::testing::Values(ParityParam{8, 16, 8, 8, DType::fp32, gqa::Variant::Naive},
+                                           ParityParam{8, 16, 8, 8, DType::fp32, gqa::Variant::Fused}));
 // P not a power of two: Level 2 sends every owner its segment directly; with one state
 // row, PE 0 owns it all.
 INSTANTIATE_TEST_SUITE_P(SixPes, DecodeParity,
                          ::testing::Values(ParityParam{8, 16, 4, 6, DType::fp32, gqa::Variant::Pipelined},
                                            ParityParam{1, 1, 4, 6, DType::bf16, gqa::Variant::Pipelined}));
-INSTANTIATE_TEST_SUITE_P(Naive, DecodeParity,
-                         ::testing::Values(ParityParam{8, 1, 8, 8, DType::bf16, gqa::Variant::Naive},
-                                           ParityParam{8, 16, 8, 8, DType::fp32, gqa::Variant::Naive}));
-INSTANTIATE_TEST_SUITE_P(Fused, DecodeParity,
-                         ::testing::Values(ParityParam{8, 1, 8, 8, DType::bf16, gqa::Variant::Fused},
-                                           ParityParam{8, 16, 8, 8, DType::fp32, gqa::Variant::Fused},
-                                           ParityParam{1, 16, 1, 1, DType::bf16, gqa::Variant::Fused}));
 
 TEST(DecodeParity, RealGqaOnFourSipsNotCausal) {
   Machine m("llama70b_4sip", true);
@@ -172,6 +176,77 @@ TEST(DecodeLevers, TwoLevelReduceRoundsAndLinks) {
   }
   // Per group: the 8 owners of each of the 7 cubes that are not the root send once.
   EXPECT_EQ(level1, 2u * 7 * 8);
+}
+
+// The Level-1 segment: the fewest state rows whose time on a PE's fabric port covers
+// their merge and the CPU's issue of a send and a merge (DecodeParams::segment_rows).
+TEST(DecodeLevers, SegmentRowsComeFromTheTopology) {
+  const DecodeConfig cfg = small(8, 1, 8, 8, DType::bf16);  // d 128: a state row is 130 fp32 = 520 B
+  // 32 B/cycle: 1 row takes 16.25 cycles < the issue's 4 + 4 + 8 + 3 * 1 = 19; 2 rows take
+  // 32.5 >= max(merge(2) = (1 + 2 * 4 + 1) + 3 passes * (1 + 1 + 1) = 19, 19).
+  EXPECT_EQ(gqa::segment_rows(cfg, test::topology("llama70b_4sip")), 2u);
+  // 64 B/cycle: 2 rows take 16.25 < 19; 3 rows take 24.4 >= max(10 + 4 passes * 3 = 22, 19).
+  EXPECT_EQ(gqa::segment_rows(cfg, test::topology("llama70b_4sip", {"cube.fabric.bandwidth=64B/cycle"})), 3u);
+  EXPECT_EQ(gqa::merge_cycles(2, 128, test::topology("llama70b_4sip")), 19.0);
+}
+
+// With P = 1, PE 0 of each cube owns all 8 state rows: they go down the Level-1 tree in
+// four segments of two, and a cube passes a segment on once its children's copies are
+// merged, so each level's first merge starts before the level below has sent its last.
+TEST(DecodeLevers, LevelOneSegmentsOverlapAcrossTreeLevels) {
+  Machine m = one_sip(false);
+  DecodeConfig cfg = small(8, 1, 8, 1, DType::bf16);
+  cfg.s = 4096;
+  timing_run(m, cfg);
+  // Group 0: cubes 0..7 (4x2), PE 0 on the row-first tree. A cube's level is its height in
+  // the tree: the leaves send at level 1.
+  std::map<std::uint32_t, std::uint32_t> height;
+  std::function<std::uint32_t(std::uint32_t)> h = [&](std::uint32_t i) {
+    std::uint32_t up = 0;
+    for (const std::uint32_t c : gqa::center_node(i, 4, 2).children) up = std::max(up, h(c));
+    return height[i] = up + 1;
+  };
+  h(1);  // the root, group (1, 0)
+  ASSERT_EQ(height.at(5), 3u);
+  std::map<std::uint32_t, std::uint64_t> last_send_end, first_merge;  // per level
+  std::map<std::uint32_t, std::uint32_t> sends;                        // per sending cube
+  const auto& recs = m.rt.op_log().records();
+  auto in_group = [](const PeCoord& pe) { return pe.sip.value == 0 && pe.cube.value < 8 && pe.pe.value == 0; };
+  for (std::size_t i = 0; i < recs.size(); ++i) {
+    const OpRecord& r = recs[i];
+    if (r.tag != gqa::kTagLevel1 || !in_group(r.pe)) continue;
+    const std::uint32_t k = height.at(r.kind == "send" ? r.pe.cube.value : r.peer->cube.value);
+    if (r.kind == "send") {
+      ++sends[r.pe.cube.value];
+      EXPECT_EQ(r.bytes, 2u * 130 * 4);
+      last_send_end[k] = std::max(last_send_end[k], r.end);
+      continue;
+    }
+    // The receive's merge is the next merge_state its PE issued.
+    const auto merge = std::find_if(recs.begin() + static_cast<std::ptrdiff_t>(i), recs.end(),
+                                    [&](const OpRecord& o) { return o.pe == r.pe && o.kind == "merge_state"; });
+    ASSERT_NE(merge, recs.end());
+    first_merge[k] = first_merge.count(k) ? std::min(first_merge[k], merge->start) : merge->start;
+  }
+  EXPECT_EQ(sends.size(), 7u);
+  for (const auto& [cube, n] : sends) EXPECT_EQ(n, 4u) << "cube " << cube << ": 8 rows in segments of 2";
+  for (std::uint32_t k = 1; k < 3; ++k)
+    EXPECT_LT(first_merge.at(k + 1), last_send_end.at(k)) << "level " << k + 1 << " waits for all of level " << k;
+}
+
+// Ranks finish at different times (S = 1000 over 64 ranks: 16 rows each, rank 62 eight,
+// rank 63 none): each starts its reduce when its own sweep is done, not at a barrier.
+TEST(DecodeLevers, AnEmptyShardStartsItsReduceAtOnce) {
+  Machine m = one_sip(false);
+  timing_run(m, small(8, 1, 8, 8, DType::bf16));
+  const PeCoord empty{SipId(0), CubeId(7), PeId(7)};  // group 0, rank 7 * 8 + 7 = 63
+  std::uint64_t first_send = ~0ull, last_pv = 0;
+  for (const OpRecord& r : m.rt.op_log().records()) {
+    if (r.pe.sip.value != 0 || r.pe.cube.value >= 8) continue;
+    if (r.pe == empty && r.kind == "send") first_send = std::min(first_send, r.start);
+    if (r.kind == "composite") last_pv = std::max(last_pv, r.end);
+  }
+  EXPECT_LT(first_send, last_pv / 2) << "the empty rank's first Level-2 message waits for the others' sweeps";
 }
 
 TEST(DecodeLevers, ManyRowsSweepInTwoBlocksTheFirstReducingUnderTheSecond) {

@@ -73,6 +73,28 @@ std::uint32_t split_rows(const DecodeConfig& c, std::uint32_t rows, const Topolo
   return (passes - 1) * array / c.t_q * c.t_q;
 }
 
+double merge_cycles(double rows, std::uint32_t d, const Topology& topo) {
+  // tl.merge_state's MATH steps: max, two exp_diffs and the copy of m per row; O and l
+  // scaled twice and added.
+  const auto& math = topo.pe.math;
+  auto cost = [&](const char* op) { return static_cast<double>(math.cycles.at(op)); };
+  return std::ceil(rows / math.lanes) * (cost("max") + 2 * cost("exp") + cost("copy")) +
+         std::ceil(rows * (d + 1) / math.lanes) * (2 * cost("mul") + cost("add"));
+}
+
+std::uint32_t segment_rows(const DecodeConfig& c, const Topology& topo) {
+  // The fewest rows whose transfer over a PE's fabric port (the narrowest link a state
+  // crosses) takes at least as long as their merge and the CPU's issue of the send and
+  // the merge: smaller segments would leave the port idle while the MATH engine or the
+  // CPU catches up.
+  const auto& cpu = topo.pe.cpu.issue_cycles;
+  const double issue = static_cast<double>(cpu.at("send") + cpu.at("recv") + cpu.at("composite") + 3 * cpu.at("alloc"));
+  const double row = (c.d + 2.0) * 4 / static_cast<double>(topo.cube.fabric.bytes_per_cycle);
+  std::uint32_t rows = 1;
+  while (rows * row < std::max(merge_cycles(rows, c.d, topo), issue)) ++rows;
+  return rows;
+}
+
 DecodeTiling decode_tiling(const DecodeConfig& c, const Topology& topo) {
   const std::uint32_t g = c.h_q / c.h_kv;
   std::vector<std::uint32_t> candidates;  // whole heads x T_q, largest first, then runs of one head's positions
@@ -172,6 +194,7 @@ DecodePlan plan_decode(RuntimeContext& rt, const DecodeConfig& c, const Attentio
   proto.row_block = plan.row_block;
   proto.prefetch_v = tiling.prefetch_v;
   proto.split_rows = tiling.split_rows;
+  proto.segment_rows = segment_rows(c, topo);
   auto& params = plan.params;
   for (std::size_t i = 0; i < plan.devices.size(); ++i) params.push_back(std::make_shared<DecodeParams>(proto));
   for (std::uint32_t h = 0; h < c.h_kv; ++h) {
@@ -221,6 +244,7 @@ DecodeResult run_decode(RuntimeContext& rt, const DecodeConfig& c, const Attenti
   res.row_block = plan.row_block;
   res.split_rows = plan.split_rows;
   res.prefetch_v = plan.params.front()->prefetch_v;
+  res.segment_rows = plan.params.front()->segment_rows;
   const GroupShape shape = group_shape(c.cubes);
   launch_decode(rt, plan);
   const std::size_t first_record = rt.op_log().size();
@@ -263,37 +287,56 @@ DecodeResult run_decode(RuntimeContext& rt, const DecodeConfig& c, const Attenti
   res.roofline_cycles = std::max(hbm_cycles, gemm_cycles);
   res.bound = hbm_cycles >= gemm_cycles ? "hbm" : "gemm";
   // Closed-form model (docs/gqa_decode.md, Model), per block of m query rows: the sweep
-  // (the KV DMA, or Q's load and the GEMMs when they are slower, then the last streamed
-  // tile's GEMM), the Level-2 rounds, the Level-1 rounds and the store of one segment.
+  // (Q and the KV on the DMA, or Q's load and the GEMMs when they are slower, then the
+  // last tile's softmax and its P.V), the Level-2 rounds, the Level-1 levels in segments
+  // and the store of one owner's rows.
   const auto per_rank = static_cast<double>(kv_rows_per_rank(c));
   const double hbm_bw = static_cast<double>(topo.cube.hbm.bytes_per_cycle);
+  const double hbm_lat = static_cast<double>(topo.cube.hbm.latency_cycles);
   const double fabric_bw = static_cast<double>(topo.cube.fabric.bytes_per_cycle);
   const double noc_bw = static_cast<double>(topo.sip.noc.bytes_per_cycle);
   const double fabric_lat = static_cast<double>(topo.cube.fabric.latency_cycles);
-  const double t_dma = 2 * per_rank * c.d * esz / hbm_bw + topo.cube.hbm.latency_cycles;
+  const double noc_lat = static_cast<double>(topo.sip.noc.latency_cycles);
   const double tile_rows = std::min<double>(res.tile_rows, std::max(per_rank, 1.0));  // a tile holds at most the rank
   const double stream = std::min<double>(c.stream_rows, tile_rows);
   const double tiles = std::ceil(per_rank / tile_rows);
+  const double last_cols = per_rank - (tiles - 1) * tile_rows;
   const double row_bytes = (c.d + 2.0) * 4;  // a state row, fp32
-  const auto& math = topo.pe.math;
-  auto cost = [&](const char* op) { return static_cast<double>(math.cycles.at(op)); };
-  auto merge = [&](double rows) {  // tl.merge_state's MATH steps
-    return std::ceil(rows / math.lanes) * (cost("max") + 2 * cost("exp") + cost("copy")) +
-           std::ceil(rows * (c.d + 1) / math.lanes) * (2 * cost("mul") + cost("add"));
+  const auto& issue = topo.pe.cpu.issue_cycles;
+  auto merge = [&](double rows) { return merge_cycles(rows, c.d, topo); };
+  auto math = [&](const char* op, double elements, double width = 0) {
+    return static_cast<double>(topo.math_cycles(op, static_cast<std::uint64_t>(elements), static_cast<std::uint32_t>(width)));
   };
   struct BlockModel {
-    double sweep, gemms, tail;  // tail: the reduce and the store
+    double sweep, exposed, gemms, tail;  // exposed: the last tile's softmax and O update; tail: the reduce and the store
   };
-  auto block_model = [&](double m) {
-    const double q_load = topo.cube.hbm.latency_cycles + m * c.d * esz / hbm_bw;
+  // `resident`: the block reads K and V from TCM (a split's second block).
+  auto block_model = [&](double m, bool resident) {
+    const double t_dma = resident ? 0.0 : (2 * per_rank + m) * c.d * esz / hbm_bw + hbm_lat;  // Q, K and V share the channel
+    const double q_load = hbm_lat + m * c.d * esz / hbm_bw;
     const double last_gemm = std::ceil(m / double(topo.pe.gemm.rows)) * std::ceil(c.d / double(topo.pe.gemm.cols)) *
                                  stream + topo.pe.gemm.rows + topo.pe.gemm.cols;
-    const double gemm_tile = std::ceil(m / double(topo.pe.gemm.rows)) *
-                             (std::ceil(tile_rows / double(topo.pe.gemm.cols)) * c.d +
-                              std::ceil(c.d / double(topo.pe.gemm.cols)) * tile_rows) +
-                             2.0 * (topo.pe.gemm.rows + topo.pe.gemm.cols);
-    const double gemms = tiles * gemm_tile + last_gemm;
-    const double sweep = std::max(t_dma, q_load + tiles * gemm_tile) + last_gemm;
+    auto gemm_tile = [&](double cols) {  // a tile's Q.K^T and P.V
+      return std::ceil(m / double(topo.pe.gemm.rows)) *
+                 (std::ceil(cols / double(topo.pe.gemm.cols)) * c.d + std::ceil(c.d / double(topo.pe.gemm.cols)) * cols) +
+             2.0 * (topo.pe.gemm.rows + topo.pe.gemm.cols);
+    };
+    const double tile_gemms = (tiles - 1) * gemm_tile(tile_rows) + gemm_tile(last_cols);
+    // The last tile's softmax (gqa_decode.cpp softmax_update and P's copy) and the issue of
+    // its P.V stand between its Q.K^T and its P.V; O's update follows the P.V.
+    const double n = m * last_cols;
+    const double softmax = math("mul", n) + math("max", n, last_cols) + math("max", m) + math("exp", n) +
+                           math("exp", m) + math("mul", m) + math("add", n, last_cols) + math("add", m) +
+                           math("copy", m) + math("copy", n) + static_cast<double>(issue.at("composite"));
+    const double o_update = math("add", m * c.d);
+    const double gemms = tile_gemms + last_gemm;
+    const double sweep = std::max(t_dma, q_load + tile_gemms) + last_gemm;
+    // GEMM-bound, the softmax runs under the previous tile's P.V; HBM-bound, the GEMM
+    // engine has nothing else to do.
+    const double prev_pv = tiles > 1 && q_load + tile_gemms > t_dma
+                               ? std::ceil(m / double(topo.pe.gemm.rows)) * std::ceil(c.d / double(topo.pe.gemm.cols)) *
+                                     tile_rows + topo.pe.gemm.rows + topo.pe.gemm.cols
+                               : 0.0;
     // Level 2: log2 P rounds, each a message of the larger half of the rows still held and
     // its merge; P not a power of two: P - 1 messages of one segment from every PE.
     const double seg = std::ceil(m / c.pes);
@@ -306,22 +349,37 @@ DecodeResult run_decode(RuntimeContext& rt, const DecodeConfig& c, const Attenti
     } else {
       l2 = (c.pes - 1) * (2 * fabric_lat + seg * row_bytes / fabric_bw) + merge(seg);
     }
-    // Level 1: per level of the center tree, a segment over one mesh hop and its merge.
-    const double l1 = center_rounds(shape.w, shape.h) *
-                      (static_cast<double>(topo.sip.noc.latency_cycles) + seg * row_bytes / noc_bw + merge(seg));
-    const double store = topo.cube.hbm.latency_cycles + seg * c.d * esz / hbm_bw;
-    return BlockModel{sweep, gemms, l2 + l1 + store};
+    // Level 1: an owner's rows in k segments of r rows down the center tree, each level a
+    // mesh hop and a merge. The segments after the first trail it by the larger of an
+    // owner's round trip per segment (a PE has one message in flight) and the mesh link's
+    // time for every owner's segments (even and odd owners take different links unless
+    // the group is a line).
+    const double owners = std::min<double>(c.pes, m);
+    const double per_link = shape.w > 1 && shape.h > 1 ? std::ceil(owners / 2) : owners;
+    const double rounds = center_rounds(shape.w, shape.h);  // none with one cube: one segment
+    const double k = rounds == 0 ? 1.0
+                                 : static_cast<double>(std::max<std::size_t>(
+                                       1, segments({0, static_cast<std::uint64_t>(seg)}, res.segment_rows).size()));
+    const double r = std::ceil(seg / k);
+    const double ser = std::ceil(r * row_bytes / noc_bw);
+    const double l1 = rounds == 0 ? 0.0
+                                  : rounds * (noc_lat + ser + merge(r)) +
+                                        std::max((k - 1) * (2 * noc_lat + ser), (per_link * k - 1) * ser);
+    // The store: the last segment's divide by l (and cast), its issue, and its write.
+    const double store = math("div", r * c.d) + (c.dtype == DType::fp32 ? 0 : math("copy", r * c.d)) +
+                         static_cast<double>(issue.at("store")) + hbm_lat + r * c.d * esz / hbm_bw;
+    return BlockModel{sweep, std::max(0.0, softmax - prev_pv) + o_update, gemms, l2 + l1 + store};
   };
   res.model_cycles = 0;
   const std::vector<RowBlock> blocks = row_blocks(c.h_q / c.h_kv, c.t_q, res.row_block, res.split_rows);
-  if (res.split_rows > 0) {  // the second block's GEMMs (K and V in TCM) under the first's reduce
-    const BlockModel a = block_model(static_cast<double>(blocks[0].rows.count)),
-                     b = block_model(static_cast<double>(blocks[1].rows.count));
-    res.model_cycles = a.sweep + std::max(b.gemms, a.tail) + b.tail;
+  if (res.split_rows > 0) {  // the second block's GEMMs (K and V in TCM) under the first's softmax and reduce
+    const BlockModel a = block_model(static_cast<double>(blocks[0].rows.count), false),
+                     b = block_model(static_cast<double>(blocks[1].rows.count), true);
+    res.model_cycles = a.sweep + std::max(b.gemms, a.exposed + a.tail) + b.exposed + b.tail;
   } else {
     for (const RowBlock& b : blocks) {
-      const BlockModel m = block_model(static_cast<double>(b.rows.count));
-      res.model_cycles += m.sweep + m.tail;
+      const BlockModel m = block_model(static_cast<double>(b.rows.count), false);
+      res.model_cycles += m.sweep + m.exposed + m.tail;
     }
   }
 

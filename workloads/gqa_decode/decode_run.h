@@ -46,6 +46,7 @@ struct DecodeResult {
   std::uint32_t groups_per_sip = 0, tile_rows = 0, row_block = 0;
   std::uint32_t split_rows = 0;  // the first of two overlapped row blocks (0: no split)
   bool prefetch_v = false;     // the sweep loads V tiles ahead (GEMM-bound)
+  std::uint32_t segment_rows = 0;  // rows per Level-1 message segment
   std::vector<SipId> devices;  // the SIPs that hold a group
   DecodeBreakdown breakdown;
   std::uint64_t kv_bytes = 0;           // K and V bytes the DMA read
@@ -93,6 +94,12 @@ std::uint64_t kv_rows_per_rank(const DecodeConfig& c);
 // Rows of the first of two split blocks for all `rows` query rows at once (0: no split;
 // DecodeParams::split_rows): the pipelined sweep, GEMM-bound, of two or more row passes.
 std::uint32_t split_rows(const DecodeConfig& c, std::uint32_t rows, const Topology& topo);
+
+// The MATH cycles of tl.merge_state on `rows` state rows of head dim d.
+double merge_cycles(double rows, std::uint32_t d, const Topology& topo);
+// Rows per reduce message segment (DecodeParams::segment_rows): the fewest whose transfer
+// over a PE's fabric port covers their merge and the CPU's issue of send and merge.
+std::uint32_t segment_rows(const DecodeConfig& c, const Topology& topo);
 
 // Validates `c` and places its tensors: from `inputs`, or empty (zeros) without them.
 DecodePlan plan_decode(RuntimeContext& rt, const DecodeConfig& c, const AttentionInputs* inputs);
