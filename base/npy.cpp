@@ -124,7 +124,11 @@ class HeaderReader {
 
 }  // namespace
 
-HostTensor read_npy(std::istream& in, const std::string& name) {
+namespace {
+
+// The shape and the data bytes of a C-ordered array of `descr` (`elem` bytes each).
+std::pair<Shape, std::vector<char>> read_array(std::istream& in, const std::string& name, const char* descr,
+                                                std::uint64_t elem, const char* allowed) {
   char magic[8];
   if (!in.read(magic, 8) || std::memcmp(magic, "\x93NUMPY", 6) != 0) bad(name, "not a .npy file (bad magic)");
   const int major = static_cast<unsigned char>(magic[6]);
@@ -144,7 +148,7 @@ HostTensor read_npy(std::istream& in, const std::string& name) {
   std::string text(header_len, '\0');
   if (!in.read(text.data(), header_len)) bad(name, "truncated header");
   const Header h = HeaderReader(text, name).read();
-  if (h.descr != "<f4") bad(name, "dtype '" + h.descr + "' is not supported; allowed: float32 ('<f4')");
+  if (h.descr != descr) bad(name, "dtype '" + h.descr + "' is not supported; allowed: " + allowed);
   if (h.fortran_order) bad(name, "Fortran-ordered arrays are not supported; save with C order");
 
   const std::streamoff data_start = in.tellg();
@@ -152,17 +156,36 @@ HostTensor read_npy(std::istream& in, const std::string& name) {
   const auto have = static_cast<std::uint64_t>(in.tellg() - data_start);
   in.seekg(data_start);
   // The bytes the shape needs, without overflow: past what the file holds is wrong anyway.
-  std::uint64_t need = 4;
+  std::uint64_t need = elem;
   bool too_big = false;
   for (const auto d : h.shape) too_big = too_big || __builtin_mul_overflow(need, static_cast<std::uint64_t>(d), &need);
   if (too_big || need != have)
     bad(name, "data is " + std::to_string(have) + " bytes, the shape " + shape_text(h.shape) + " needs " +
                   (too_big ? std::string("more than 2^64") : std::to_string(need)));
+  std::vector<char> bytes(need);
+  if (!in.read(bytes.data(), static_cast<std::streamsize>(need))) bad(name, "read failed");
+  return {h.shape, std::move(bytes)};
+}
+
+}  // namespace
+
+HostTensor read_npy(std::istream& in, const std::string& name) {
+  auto [shape, bytes] = read_array(in, name, "<f4", 4, "float32 ('<f4')");
   HostTensor t;
-  t.shape = h.shape;
-  t.data.resize(need / 4);
-  if (!in.read(reinterpret_cast<char*>(t.data.data()), static_cast<std::streamsize>(need))) bad(name, "read failed");
+  t.shape = shape;
+  t.data.resize(bytes.size() / 4);
+  std::memcpy(t.data.data(), bytes.data(), bytes.size());
   return t;
+}
+
+std::vector<std::int64_t> read_npy_int64(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) bad(path, "cannot open .npy file");
+  auto [shape, bytes] = read_array(in, path, "<i8", 8, "int64 ('<i8')");
+  if (shape.size() != 1) bad(path, "shape " + shape_text(shape) + ": a list of integers is one-dimensional");
+  std::vector<std::int64_t> out(bytes.size() / 8);
+  std::memcpy(out.data(), bytes.data(), bytes.size());
+  return out;
 }
 
 HostTensor read_npy(const std::string& path) {

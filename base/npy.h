@@ -1,6 +1,6 @@
 #pragma once
 // NumPy .npy files of float32 (little-endian, C order), the exchange format of
-// --inputs/--outputs.
+// --inputs/--outputs, and int64 lists (a batch's lengths).
 #include <cstdint>
 #include <istream>
 #include <string>
@@ -21,6 +21,8 @@ struct HostTensor {
 HostTensor read_npy(const std::string& path);
 // The same from an open stream; `name` is what the messages call it.
 HostTensor read_npy(std::istream& in, const std::string& name);
+// A one-dimensional int64 ('<i8') array, e.g. lens.npy of a batch.
+std::vector<std::int64_t> read_npy_int64(const std::string& path);
 // Written whole or not at all.
 void write_npy(const std::string& path, const HostTensor& t);
 

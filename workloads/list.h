@@ -1,6 +1,7 @@
 // The registered workloads, one line each, in the order `kernbench run --help` lists
 // them. KB_WORKLOAD(fn) names the function of the workload's folder that returns it.
 KB_WORKLOAD(gqa_decode_workload)
+KB_WORKLOAD(gqa_decode_batch_workload)
 KB_WORKLOAD(gqa_prefill_workload)
 KB_WORKLOAD(hbm_stream_workload)
 KB_WORKLOAD(tiled_gemm_workload)

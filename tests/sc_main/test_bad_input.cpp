@@ -64,6 +64,12 @@ void write_fixtures(const std::string& dir) {
   write_raw_npy(dir + "/huge/v.npy",
                 "{'descr': '<f4', 'fortran_order': False, 'shape': (999999999999, 999999999999), }", 16);
   std::filesystem::remove(dir + "/missing/k.npy");
+  // A batch of lengths 3 and 5 whose k.npy holds 9 rows, not 8.
+  std::filesystem::create_directories(dir + "/batch");
+  write_int64_npy(dir + "/batch/lens.npy", {3, 5});
+  write_npy(dir + "/batch/q.npy", tensor({2, 4, 1, 16}));
+  write_npy(dir + "/batch/k.npy", tensor({1, 9, 16}));
+  write_npy(dir + "/batch/v.npy", tensor({1, 8, 16}));
 }
 
 std::vector<std::filesystem::path> files_under(const std::string& dir) {
@@ -77,6 +83,7 @@ std::vector<Case> cases() {
   const std::string small = "--topology " + topo("small_1sip_2x2x2");
   const std::string decode = "run " + small + " --kernel gqa_decode --heads-q 4 --heads-kv 1 --head-dim 16 "
                              "--seq-len 64 --cubes-per-group 4 --pes 2 --data ";
+  const std::string batch = "run --kernel gqa_decode_batch ";
   return {
       // Topology files.
       {"empty YAML", "run --topology @/empty.yaml", 1, "@/empty.yaml: a topology must be a YAML map"},
@@ -123,6 +130,18 @@ std::vector<Case> cases() {
       {"unsupported dtype", "run --dtype fp8", 2, "--dtype 'fp8': allowed values: bf16, fp32"},
       {"too many PEs", "run --pes 9", 1, "--pes 9 is not allowed; a cube of this topology has 8 PEs"},
       {"SIP out of range", "run --devices 7", 1, "--devices '7': the topology has 4 SIP(s), numbered 0-3"},
+      // Batches.
+      {"a request of length 0", batch + "--batch 1024,0", 2, "--batch item 2 0: a request needs a context of at least 1"},
+      {"an empty batch", batch + "--batch ''", 2, "--batch is empty: give lengths,"},
+      {"a malformed batch", batch + "--batch 1024,x", 2, "--batch item 2 'x': a length is a whole number of at least 1"},
+      {"random MIN > MAX", batch + "--batch random:4:100-10", 2, "MIN 100 is over MAX 10"},
+      {"a batch over HBM", batch + "--batch 140000000", 1,
+       "the batch's K and V pages need 1093752KiB in the fullest HBM channel (136719 pages of 16 rows, K and V); a "
+       "channel holds 1GiB"},
+      {"T_q over a request's length", batch + "--batch 1,100 --q-len 2", 1,
+       "--q-len 2 is over the shortest request's length 1"},
+      {"lens.npy against k.npy", "run " + small + " --kernel gqa_decode_batch --heads-q 4 --heads-kv 1 --head-dim 16 "
+       "--cubes-per-group 4 --pes 2 --inputs @/batch", 1, "@/batch/k.npy: shape [1, 9, 16] does not match [1, 8, 16]"},
       // .npy inputs.
       {"missing .npy", decode + "--inputs @/missing", 1, "@/missing/k.npy: cannot open .npy file"},
       {"wrongly shaped .npy", decode + "--inputs @/shape", 1,
@@ -146,7 +165,7 @@ std::vector<Case> cases() {
       {"--jobs with --data", "run --data --jobs 2", 2, "--jobs splits timing-mode runs"},
       {"--vcd-filter without --vcd", "run --vcd-filter 'sip0.*'", 2, "--vcd-filter needs --vcd FILE"},
       {"--inputs for a non-attention kernel", "run --kernel tiled_gemm --inputs @/good", 2,
-       "--check, --inputs and --outputs apply to --kernel gqa_decode and gqa_prefill"},
+       "--check, --inputs and --outputs apply to --kernel gqa_decode, gqa_decode_batch and gqa_prefill"},
       {"hbm_stream with --data", "run --kernel hbm_stream --data", 2, "--kernel hbm_stream drives the DMA directly"},
   };
 }

@@ -168,7 +168,7 @@ TEST(Cli, KnobsBelongToTheWorkloadsThatReadThem) {
   r = run("run --kernel row_softmax --n 64");
   EXPECT_NE(r.out.find("--n and --k-tile apply to --kernel tiled_gemm"), std::string::npos) << r.out;
   r = run("run --kernel hbm_stream --seq-len 64");
-  EXPECT_NE(r.out.find("apply to --kernel gqa_decode and gqa_prefill"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--seq-len applies to --kernel gqa_decode and gqa_prefill"), std::string::npos) << r.out;
 }
 
 // `make run` builds the program alone, not the test suites (make -n only prints).

@@ -35,7 +35,8 @@ TEST(ModelPresets, TheRepositoryFileHoldsThePublishedShapes) {
 
 Values shape_values(const std::map<std::string, std::string>& given) {
   Values v;
-  for (const workloads::Knob& k : shape_knobs().knobs) v.set(k.field, k.fallback, false);
+  for (const workloads::KnobSet* set : {&shape_knobs(), &context_knobs()})
+    for (const workloads::Knob& k : set->knobs) v.set(k.field, k.fallback, false);
   v.set("dtype", "bf16", false);
   for (const auto& [field, text] : given) v.set(field, text, true);
   return v;

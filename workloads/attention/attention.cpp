@@ -62,18 +62,20 @@ void validate_groups(const AttentionShape& a, std::uint32_t cubes, std::uint32_t
                       std::to_string(devices.size()));
 }
 
+HostTensor random_normal(Shape shape, std::uint32_t seed) {
+  HostTensor h;
+  h.shape = std::move(shape);
+  h.data.resize(h.elements());
+  std::mt19937 gen(seed);
+  std::normal_distribution<float> d(0.0f, 1.0f);
+  for (auto& x : h.data) x = d(gen);
+  return h;
+}
+
 AttentionInputs AttentionInputs::random(const AttentionShape& a, std::uint32_t seed) {
-  auto fill = [](Shape shape, std::uint32_t sd) {
-    HostTensor h;
-    h.shape = std::move(shape);
-    h.data.resize(h.elements());
-    std::mt19937 gen(sd);
-    std::normal_distribution<float> d(0.0f, 1.0f);
-    for (auto& x : h.data) x = d(gen);
-    return h;
-  };
   const auto s = static_cast<std::int64_t>(a.s);
-  return {fill({a.h_q, a.t_q, a.d}, seed), fill({a.h_kv, s, a.d}, seed + 1), fill({a.h_kv, s, a.d}, seed + 2)};
+  return {random_normal({a.h_q, a.t_q, a.d}, seed), random_normal({a.h_kv, s, a.d}, seed + 1),
+          random_normal({a.h_kv, s, a.d}, seed + 2)};
 }
 
 AttentionInputs AttentionInputs::from_npy(const std::string& dir, const AttentionShape& a) {
@@ -108,13 +110,17 @@ const workloads::KnobSet& shape_knobs() {
       "attention shape",
       {{"model", "", "a model preset (kernbench models lists them): sets heads_q, heads_kv and head_dim, which "
                       "override it"},
-       {"seq_len", "32768", "context length S"},
        {"q_len", "", "query tokens T_q (decode: 1; prefill: S, or fewer for a chunk after a cached prefix)"},
        {"heads_q", "64", "query heads H_q"},
        {"heads_kv", "8", "KV heads H_kv"},
        {"head_dim", "128", "head dimension d"},
        {"causal", "", "causal attention (the default)", true},
        {"no_causal", "", "attention without the causal mask", true}}};
+  return set;
+}
+
+const workloads::KnobSet& context_knobs() {
+  static const workloads::KnobSet set{"attention context", {{"seq_len", "32768", "context length S"}}};
   return set;
 }
 
@@ -140,10 +146,10 @@ std::optional<std::uint32_t> placement_count(const workloads::Values& v, const s
   return v.count32(knob, 1, 4096);
 }
 
-AttentionShape shape_of(const workloads::Values& v, std::uint32_t t_q) {
+AttentionShape shape_of(const workloads::Values& v, std::uint32_t t_q, bool context) {
   if (v.on("causal") && v.on("no_causal")) throw ConfigError("{causal} and {no_causal} contradict each other", true);
   AttentionShape a;
-  a.s = v.count("seq_len", 0, 1u << 24);
+  if (context) a.s = v.count("seq_len", 0, 1u << 24);
   a.t_q = v.given("q_len") ? v.count32("q_len", 0, 1u << 24) : t_q;
   a.h_q = v.count32("heads_q", 0, 4096);
   a.h_kv = v.count32("heads_kv", 0, 4096);

@@ -36,6 +36,9 @@ void validate_groups(const AttentionShape& a, std::uint32_t cubes, std::uint32_t
 // What the kernels are told of the shape, for groups of `pes` PEs per cube.
 AttentionParams attention_params(const AttentionShape& a, std::uint32_t pes);
 
+// A tensor of standard-normal values from `seed` (the random inputs of data mode).
+HostTensor random_normal(Shape shape, std::uint32_t seed);
+
 // q [H_q, T_q, d], k and v [H_kv, S, d].
 struct AttentionInputs {
   HostTensor q, k, v;
@@ -47,16 +50,18 @@ struct AttentionInputs {
 // O against the fp64 reference (workloads::Numerics says how it is judged).
 workloads::Numerics check_attention(const AttentionShape& a, const AttentionInputs& in, const HostTensor& o);
 
-// The knobs of the shape (heads_q, heads_kv, head_dim, seq_len, q_len, causal, no_causal,
-// dtype, seed) and of the data (inputs, outputs, check).
+// The knobs of the shape (model, q_len, heads_q, heads_kv, head_dim, causal, no_causal),
+// of one context's length (seq_len) and of the data (inputs, outputs, check).
 const workloads::KnobSet& shape_knobs();
+const workloads::KnobSet& context_knobs();
 const workloads::KnobSet& data_knobs();
 // cubes_per_group and pes: the group of a KV head (each "auto" or a count).
 const workloads::KnobSet& placement_knobs();
 // A placement knob's count, or nothing for auto.
 std::optional<std::uint32_t> placement_count(const workloads::Values& v, const std::string& knob);
-// The shape from its knobs; q_len, when not given, is `t_q` (0: the workload's choice).
-AttentionShape shape_of(const workloads::Values& v, std::uint32_t t_q);
+// The shape from its knobs; q_len, when not given, is `t_q` (0: the workload's choice);
+// S from seq_len when `context` (a batch has one per request instead).
+AttentionShape shape_of(const workloads::Values& v, std::uint32_t t_q, bool context = true);
 
 // The data side of an attention job: inputs read or made before the run, O checked
 // against the reference and written to the outputs folder after it.

@@ -1,0 +1,260 @@
+#include "workloads/gqa_decode_batch/batch_run.h"
+
+#include <algorithm>
+#include <numeric>
+#include <set>
+
+#include "workloads/attention/placement.h"
+#include "workloads/gqa_decode/decode_run.h"
+
+namespace kb::gqa {
+
+using workloads::ConfigError;
+
+namespace {
+
+// The runs of one request's pages on each rank, as rows of the rank's shard of K and V.
+std::vector<std::vector<BatchPiece>> pieces_of(const PagedKv& kv, std::uint64_t rank_rows) {
+  std::vector<std::vector<BatchPiece>> out(kv.ranks.size());
+  for (std::uint32_t r = 0; r < kv.ranks.size(); ++r)
+    for (std::uint32_t slot = 0; slot < kv.ranks[r].size(); ++slot) {
+      const Page& page = kv.ranks[r][slot];
+      auto& mine = out[r];
+      if (!mine.empty() && mine.back().request == page.request) {
+        mine.back().rows.count += page.rows;  // the request's pages fill whole slots but its last
+        continue;
+      }
+      mine.push_back({page.request, {r * rank_rows + static_cast<std::uint64_t>(slot) * kv.page_rows, page.rows}, page.row0});
+    }
+  return out;
+}
+
+std::uint64_t rank_rows_of(const PagedKv& kv) {
+  std::size_t most = 1;
+  for (const auto& r : kv.ranks) most = std::max(most, r.size());
+  return most * kv.page_rows;
+}
+
+// The first row of each request in the varlen layout.
+std::vector<std::uint64_t> offsets(const std::vector<std::uint64_t>& lens) {
+  std::vector<std::uint64_t> out(lens.size(), 0);
+  for (std::size_t q = 1; q < lens.size(); ++q) out[q] = out[q - 1] + lens[q - 1];
+  return out;
+}
+
+}  // namespace
+
+BatchInputs BatchInputs::random(const BatchConfig& c, std::uint32_t seed) {
+  const auto b = static_cast<std::int64_t>(c.lens.size());
+  const auto rows = static_cast<std::int64_t>(std::accumulate(c.lens.begin(), c.lens.end(), std::uint64_t{0}));
+  return {random_normal({b, c.h_q, c.t_q, c.d}, seed), random_normal({c.h_kv, rows, c.d}, seed + 1),
+          random_normal({c.h_kv, rows, c.d}, seed + 2)};
+}
+
+BatchInputs BatchInputs::from_npy(const std::string& dir, BatchConfig& c) {
+  const std::string where = ConfigError::literal(dir) + "/";
+  c.lens.clear();
+  for (const std::int64_t len : read_npy_int64(dir + "/lens.npy")) {
+    if (len <= 0)
+      throw ConfigError(where + "lens.npy: a length of " + std::to_string(len) + "; every request needs at least 1 position");
+    c.lens.push_back(static_cast<std::uint64_t>(len));
+  }
+  if (c.lens.empty()) throw ConfigError(where + "lens.npy: no requests");
+  BatchInputs in{read_npy(dir + "/q.npy"), read_npy(dir + "/k.npy"), read_npy(dir + "/v.npy")};
+  const auto b = static_cast<std::int64_t>(c.lens.size());
+  const auto rows = static_cast<std::int64_t>(std::accumulate(c.lens.begin(), c.lens.end(), std::uint64_t{0}));
+  const std::pair<const HostTensor*, Shape> want[] = {
+      {&in.q, {b, c.h_q, c.t_q, c.d}}, {&in.k, {c.h_kv, rows, c.d}}, {&in.v, {c.h_kv, rows, c.d}}};
+  const char* names[] = {"q.npy", "k.npy", "v.npy"};
+  for (int i = 0; i < 3; ++i)
+    if (want[i].first->shape != want[i].second)
+      throw ConfigError(where + names[i] + ": shape " + shape_text(want[i].first->shape) + " does not match " +
+                        shape_text(want[i].second) + " ([B, H_q, T_q, d] for q, [H_kv, sum of lens.npy, d] for k and v)");
+  return in;
+}
+
+workloads::Numerics check_batch(const BatchConfig& c, const BatchInputs& in, const HostTensor& o) {
+  const std::vector<std::uint64_t> off = offsets(c.lens);
+  const std::uint64_t q_elems = static_cast<std::uint64_t>(c.h_q) * c.t_q * c.d;
+  const std::uint64_t all_rows = in.k.shape[1];
+  workloads::Numerics worst;
+  worst.pass = true;
+  double nearest = -1;
+  for (std::size_t q = 0; q < c.lens.size(); ++q) {
+    AttentionShape a = c;
+    a.s = c.lens[q];
+    AttentionInputs one;
+    one.q.shape = {c.h_q, c.t_q, c.d};
+    one.q.data.assign(in.q.data.begin() + static_cast<std::ptrdiff_t>(q * q_elems),
+                      in.q.data.begin() + static_cast<std::ptrdiff_t>((q + 1) * q_elems));
+    for (auto [from, to] : {std::pair{&in.k, &one.k}, std::pair{&in.v, &one.v}}) {
+      to->shape = {c.h_kv, static_cast<std::int64_t>(a.s), c.d};
+      for (std::uint32_t h = 0; h < c.h_kv; ++h) {
+        const auto first = from->data.begin() + static_cast<std::ptrdiff_t>((h * all_rows + off[q]) * c.d);
+        to->data.insert(to->data.end(), first, first + static_cast<std::ptrdiff_t>(a.s * c.d));
+      }
+    }
+    HostTensor mine;
+    mine.shape = one.q.shape;
+    mine.data.assign(o.data.begin() + static_cast<std::ptrdiff_t>(q * q_elems),
+                     o.data.begin() + static_cast<std::ptrdiff_t>((q + 1) * q_elems));
+    const workloads::Numerics n = check_attention(a, one, mine);
+    worst.error = std::max(worst.error, n.error);
+    worst.pass = worst.pass && n.pass;
+    if (n.error / n.tolerance > nearest) {
+      nearest = n.error / n.tolerance;
+      worst.naive_error = n.naive_error;
+      worst.tolerance = n.tolerance;
+    }
+  }
+  return worst;
+}
+
+void validate(const BatchConfig& c, const Topology& topo) {
+  if (c.lens.empty()) throw ConfigError("{batch} is empty: a batch needs at least one request", true);
+  validate_shape(c);
+  const std::uint64_t shortest = *std::min_element(c.lens.begin(), c.lens.end());
+  if (c.t_q > shortest)
+    throw ConfigError("{q_len} " + std::to_string(c.t_q) + " is over the shortest request's length " +
+                      std::to_string(shortest) + ": each request's T_q queries are the last T_q of its context");
+  validate_groups(c, c.cubes, c.pes, "{cubes_per_group} " + std::to_string(c.cubes), run_devices(c.devices, topo), topo);
+  const PagedKv kv = allocate_pages(c.lens, c.page_rows, c.cubes * c.pes);
+  check_capacity(kv, static_cast<std::uint64_t>(c.page_rows) * c.d * dtype_bytes(c.dtype), topo);
+}
+
+BatchResult run_decode_batch(RuntimeContext& rt, const BatchConfig& c, const BatchInputs* inputs) {
+  const Topology& topo = rt.system().topology();
+  validate(c, topo);
+  if (rt.data_mode() && inputs == nullptr) throw ConfigError("data mode needs inputs");
+  BatchResult res;
+  const std::uint32_t ranks = c.cubes * c.pes, g = c.g(), m_rows = g * c.t_q;
+  const auto b = static_cast<std::uint32_t>(c.lens.size());
+  const PagedKv kv = allocate_pages(c.lens, c.page_rows, ranks);
+  const std::uint64_t rank_rows = rank_rows_of(kv);
+  res.imbalance = kv.imbalance();
+  res.pages = kv.pages();
+  const std::uint64_t total = std::accumulate(c.lens.begin(), c.lens.end(), std::uint64_t{0});
+  res.fill = static_cast<double>(total) / static_cast<double>(res.pages * c.page_rows);
+
+  // The decode sweep's knobs for a rank of rank_rows KV rows (decode_run.cpp).
+  DecodeConfig dc;
+  static_cast<AttentionShape&>(dc) = c;
+  dc.s = rank_rows * ranks;
+  dc.cubes = c.cubes;
+  dc.pes = c.pes;
+  res.tile_rows = auto_tile_rows(dc, m_rows, topo) / c.page_rows * c.page_rows;
+  res.tile_rows = std::max(res.tile_rows, c.page_rows);
+
+  DecodeBatchParams proto;
+  static_cast<AttentionParams&>(proto) = attention_params(c, c.pes);
+  proto.g = g;
+  proto.cubes = c.cubes;
+  proto.tile_rows = res.tile_rows;
+  proto.stream_rows = std::min(dc.stream_rows, res.tile_rows);
+  proto.row_block = m_rows;
+  proto.prefetch_v = prefetch_v(dc, m_rows, res.tile_rows, topo);
+  proto.segment_rows = segment_rows(dc, topo);
+  proto.pieces = pieces_of(kv, rank_rows);
+  for (std::uint32_t q = 0; q < b; ++q) {
+    BatchRequest req{c.lens[q], {}, false};
+    for (const PageRef& page : kv.tables[q])
+      if (req.ranks.empty() || req.ranks.back() != page.rank) req.ranks.push_back(page.rank);
+    req.whole_group = req.ranks.size() == ranks || b == 1;
+    proto.requests.push_back(std::move(req));
+  }
+
+  res.devices = run_devices(c.devices, topo);
+  const std::uint32_t groups_per_sip = topo.cubes_per_sip() / c.cubes;
+  std::vector<std::shared_ptr<DecodeBatchParams>> params;
+  std::vector<DeviceTensor> outputs;  // O of each KV head, in head order
+  const std::vector<std::uint64_t> off = offsets(c.lens);
+  for (std::size_t i = 0; i < res.devices.size(); ++i) params.push_back(std::make_shared<DecodeBatchParams>(proto));
+  const auto rows = static_cast<std::int64_t>(rank_rows * ranks);
+  for (std::uint32_t h = 0; h < c.h_kv; ++h) {
+    const std::uint32_t dev = h / groups_per_sip;
+    const SipId sip = res.devices[dev];
+    const std::uint32_t start = group_start(topo, c.cubes, h % groups_per_sip);
+    auto name = [h](const char* what) { return head_tensor(what, h); };
+    DecodeGroup grp;
+    grp.cube_start = start;
+    const GroupGeometry geo = GroupGeometry::of(start, c.cubes, topo.mesh());
+    // O row-wise over the root cube's PEs, as decode places it (a request on every rank
+    // stores its rows from there).
+    const DPPolicy root{Placement::Replicate, Placement::RowWise, geo.cube_at(geo.root_index()).value, 1, c.pes};
+    const Shape q_shape{static_cast<std::int64_t>(b) * m_rows, c.d}, kv_shape{rows, c.d};
+    if (inputs) {
+      // Q: request-major, then the group's G heads, then the T_q positions.
+      HostTensor q;
+      q.shape = q_shape;
+      for (std::uint32_t r = 0; r < b; ++r)
+        for (std::uint32_t j = 0; j < g; ++j) {
+          const auto first = inputs->q.data.begin() +
+                             static_cast<std::ptrdiff_t>(((static_cast<std::uint64_t>(r) * c.h_q + h * g + j) * c.t_q) * c.d);
+          q.data.insert(q.data.end(), first, first + static_cast<std::ptrdiff_t>(c.t_q * c.d));
+        }
+      // K and V: each page's rows at its slot of its rank's shard.
+      auto paged = [&](const HostTensor& from) {
+        HostTensor t;
+        t.shape = kv_shape;
+        t.data.assign(static_cast<std::size_t>(rows) * c.d, 0.0f);
+        const std::uint64_t all = from.shape[1];
+        for (std::uint32_t r = 0; r < ranks; ++r)
+          for (std::uint32_t slot = 0; slot < kv.ranks[r].size(); ++slot) {
+            const Page& page = kv.ranks[r][slot];
+            const auto src = from.data.begin() +
+                             static_cast<std::ptrdiff_t>((h * all + off[page.request] + page.row0) * c.d);
+            std::copy(src, src + static_cast<std::ptrdiff_t>(page.rows * c.d),
+                      t.data.begin() + static_cast<std::ptrdiff_t>((r * rank_rows + slot * c.page_rows) * c.d));
+          }
+        return t;
+      };
+      grp.q = rt.from_host(name("q"), q, c.dtype, DPPolicy::replicate(c.cubes, c.pes, start), sip);
+      grp.k = rt.from_host(name("k"), paged(inputs->k), c.dtype, DPPolicy::shard2d(c.cubes, c.pes, start), sip);
+      grp.v = rt.from_host(name("v"), paged(inputs->v), c.dtype, DPPolicy::shard2d(c.cubes, c.pes, start), sip);
+    } else {
+      grp.q = rt.empty(name("q"), q_shape, c.dtype, DPPolicy::replicate(c.cubes, c.pes, start), sip);
+      grp.k = rt.empty(name("k"), kv_shape, c.dtype, DPPolicy::shard2d(c.cubes, c.pes, start), sip);
+      grp.v = rt.empty(name("v"), kv_shape, c.dtype, DPPolicy::shard2d(c.cubes, c.pes, start), sip);
+    }
+    grp.o = rt.empty(name("o"), q_shape, c.dtype, root, sip);
+    outputs.push_back(grp.o);
+    params[dev]->groups.push_back(grp);
+  }
+  std::set<std::string> kv_names;
+  for (std::size_t dev = 0; dev < res.devices.size(); ++dev) {
+    if (params[dev]->groups.empty()) continue;
+    for (const DecodeGroup& grp : params[dev]->groups) kv_names.insert({grp.k.name(), grp.v.name()});
+    rt.launch(res.devices[dev], "gqa_decode_batch", gqa_decode_batch,
+              std::shared_ptr<const DecodeBatchParams>(params[dev]));
+  }
+  const std::size_t first = rt.op_log().size();
+  rt.run();
+  res.cycles = rt.last_run_cycles();
+  for (std::size_t i = first; i < rt.op_log().size(); ++i) {
+    const OpRecord& r = rt.op_log().records()[i];
+    if ((r.kind == "composite" || r.kind == "load") && kv_names.count(r.tensor)) res.kv_bytes += r.bytes;
+  }
+  const double pes_all = static_cast<double>(res.devices.size()) * topo.pes_per_sip();
+  res.roofline_cycles = 2.0 * static_cast<double>(total) * c.h_kv * c.d * dtype_bytes(c.dtype) /
+                        (pes_all * static_cast<double>(topo.cube.hbm.bytes_per_cycle));
+  if (rt.data_mode()) {
+    // Per head [B * G * T_q, d] -> [B, H_q, T_q, d].
+    const HostTensor heads = gather(rt, outputs, {c.h_kv, static_cast<std::int64_t>(b) * m_rows, c.d});
+    HostTensor o;
+    o.shape = {b, c.h_q, c.t_q, c.d};
+    o.data.resize(heads.data.size());
+    const std::uint64_t block = static_cast<std::uint64_t>(c.t_q) * c.d;  // one query head's rows
+    for (std::uint32_t h = 0; h < c.h_kv; ++h)
+      for (std::uint32_t r = 0; r < b; ++r)
+        for (std::uint32_t j = 0; j < g; ++j) {
+          const auto src = heads.data.begin() +
+                           static_cast<std::ptrdiff_t>(((static_cast<std::uint64_t>(h) * b + r) * g + j) * block);
+          std::copy(src, src + static_cast<std::ptrdiff_t>(block),
+                    o.data.begin() + static_cast<std::ptrdiff_t>(((static_cast<std::uint64_t>(r) * c.h_q) + h * g + j) * block));
+        }
+    res.o = std::move(o);
+  }
+  return res;
+}
+
+}  // namespace kb::gqa

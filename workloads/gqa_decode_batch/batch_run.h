@@ -1,0 +1,56 @@
+#pragma once
+// The host side of batched decode: places every KV head's paged K and V on its group
+// (the allocator of paged_kv.h), tells each rank its runs of pages, launches the kernel
+// and reports latency, throughput, balance and the roofline.
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "kernels/gqa/gqa_decode_batch.h"
+#include "platform/runtime_context.h"
+#include "workloads/attention/attention.h"
+#include "workloads/gqa_decode_batch/paged_kv.h"
+
+namespace kb::gqa {
+
+struct BatchConfig : AttentionShape {
+  std::vector<std::uint64_t> lens;  // context length per request (S of AttentionShape: the longest)
+  std::uint32_t page_rows = 16;
+  std::uint32_t cubes = 8, pes = 8;
+  std::vector<SipId> devices;  // empty: all
+};
+
+struct BatchResult {
+  std::uint64_t cycles = 0;
+  std::vector<SipId> devices;  // the run's devices
+  std::uint64_t kv_bytes = 0;  // K and V bytes the DMA read
+  double roofline_cycles = 0;  // K/V bytes over the HBM bandwidth of every PE of the run's devices
+  double imbalance = 1;        // the most KV rows of a rank over the mean
+  std::uint64_t pages = 0;     // per KV head
+  double fill = 0;             // rows held over the pages' capacity
+  std::uint32_t tile_rows = 0;
+  std::optional<HostTensor> o;  // [B, H_q, T_q, d] in data mode
+};
+
+// The values of a batch in FlashAttention's varlen layout: q [B, H_q, T_q, d]; k and v
+// [H_kv, sum(L), d], the requests' rows one after another.
+struct BatchInputs {
+  HostTensor q, k, v;
+  static BatchInputs random(const BatchConfig& c, std::uint32_t seed);
+  // Reads q.npy, k.npy, v.npy and lens.npy (int64 [B]) from `dir` into c.lens and the
+  // tensors; throws ConfigError naming the file whose shape disagrees.
+  static BatchInputs from_npy(const std::string& dir, BatchConfig& c);
+};
+
+// O [B, H_q, T_q, d] against the fp64 reference, request by request: the largest error,
+// and the naive error and tolerance of the request nearest its tolerance; it passes when
+// every request does.
+workloads::Numerics check_batch(const BatchConfig& c, const BatchInputs& in, const HostTensor& o);
+
+// Throws ConfigError naming the fields: the lengths, T_q against the shortest, the
+// placement and HBM capacity.
+void validate(const BatchConfig& c, const Topology& topo);
+// `inputs` is required in data mode.
+BatchResult run_decode_batch(RuntimeContext& rt, const BatchConfig& c, const BatchInputs* inputs);
+
+}  // namespace kb::gqa

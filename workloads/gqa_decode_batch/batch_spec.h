@@ -1,0 +1,17 @@
+#pragma once
+// The context lengths of a decode batch, from the --batch text (docs/gqa_decode_batch.md):
+//  - "32768,1024,4096": a comma list;
+//  - "@FILE": one length per line, '#' starts a comment, blank lines skipped;
+//  - "random:N:MIN-MAX[:SEED]": N lengths drawn uniformly from [MIN, MAX] (seed 1 when not
+//    given), the same on every compiler (mt19937_64, whose sequence the standard fixes).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace kb::gqa {
+
+// Throws workloads::ConfigError naming {batch} (and FILE:LINE for a file) for a length of
+// 0, an empty list, a malformed list, file or random spec, or random's MIN > MAX.
+std::vector<std::uint64_t> parse_batch(const std::string& spec);
+
+}  // namespace kb::gqa
