@@ -174,7 +174,7 @@ HostTensor read_npy(std::istream& in, const std::string& name) {
   HostTensor t;
   t.shape = shape;
   t.data.resize(bytes.size() / 4);
-  std::memcpy(t.data.data(), bytes.data(), bytes.size());
+  if (!bytes.empty()) std::memcpy(t.data.data(), bytes.data(), bytes.size());  // an empty array has no buffer
   return t;
 }
 
@@ -184,7 +184,7 @@ std::vector<std::int64_t> read_npy_int64(const std::string& path) {
   auto [shape, bytes] = read_array(in, path, "<i8", 8, "int64 ('<i8')");
   if (shape.size() != 1) bad(path, "shape " + shape_text(shape) + ": a list of integers is one-dimensional");
   std::vector<std::int64_t> out(bytes.size() / 8);
-  std::memcpy(out.data(), bytes.data(), bytes.size());
+  if (!bytes.empty()) std::memcpy(out.data(), bytes.data(), bytes.size());
   return out;
 }
 
