@@ -38,18 +38,22 @@ constexpr const char* kBench = "gqa_llama70b";
 
 // One sweep point: a `kernbench run` command line.
 struct Point {
-  // decode (the SP sweep over C x P; C = P = 8 is the headline), prefill (whole prompts)
-  // or chunked (T_q new tokens after a prefix of S - T_q, on each ring)
+  // decode (the SP sweep over C x P; C = P = 8 is the headline), prefill (whole prompts),
+  // chunked (T_q new tokens after a prefix of S - T_q, on each ring) or batch (one
+  // batched-decode step of the requests `batch` draws)
   std::string panel;
   std::uint64_t s = 0;
   std::uint32_t cubes = 8, pes = 8;
   std::string layout;              // prefill, chunked
-  std::vector<std::string> extra;  // more flags (--quick's one-SIP prefill)
+  std::vector<std::string> extra;  // more flags (--quick's one-SIP runs)
   std::uint32_t q_len = 0;         // chunked
   std::string ring;                // chunked
+  std::string batch;               // batch: a --batch value
 
   std::string key() const {
-    std::string k = panel + " S=" + std::to_string(s) + " C=" + std::to_string(cubes) + " P=" + std::to_string(pes);
+    std::string k = panel == "batch" ? panel + " " + batch
+                                     : panel + " S=" + std::to_string(s) + " C=" + std::to_string(cubes) +
+                                           " P=" + std::to_string(pes);
     if (!layout.empty()) k += " " + layout;
     if (q_len) k += " T_q=" + std::to_string(q_len) + " ring=" + ring;
     for (const std::string& e : extra) {
@@ -59,7 +63,13 @@ struct Point {
     return k;
   }
   std::vector<std::string> args(const std::string& topology) const {
-    std::vector<std::string> a = {"run", "--topology", topology, "--seq-len", std::to_string(s), "--pes", std::to_string(pes)};
+    std::vector<std::string> a = {"run", "--topology", topology, "--pes", std::to_string(pes)};
+    if (panel == "batch") {
+      a.insert(a.end(), {"--kernel", "gqa_decode_batch", "--batch", batch});
+      a.insert(a.end(), extra.begin(), extra.end());
+      return a;
+    }
+    a.insert(a.end(), {"--seq-len", std::to_string(s)});
     if (panel == "decode") {
       a.insert(a.end(), {"--kernel", "gqa_decode", "--cubes-per-group", std::to_string(cubes)});
     } else {
@@ -73,33 +83,39 @@ struct Point {
 
 // The Llama-3-70B panels on all 4 SIPs: decode over C x P in {1, 2, 4, 8}^2 and S from
 // 1K to 128K; prefill (the default placement, C 8 x P 8) zigzag and contiguous from 1K to 32K;
-// chunked prefill of T_q in {512, 2048} new tokens after S in {8K, 32K}, each ring. --quick
-// keeps the shape of the sweep at small S (prefill on one SIP) so it runs in CI.
+// chunked prefill of T_q in {512, 2048} new tokens after S in {8K, 32K}, each ring; batched
+// decode of 1 to 256 requests. --quick keeps the shape of the sweep at small S (prefill and
+// batches on one SIP) so it runs in CI.
 std::vector<Point> points(bool quick) {
   const std::vector<std::uint64_t> decode_s =
       quick ? std::vector<std::uint64_t>{1024, 4096}
             : std::vector<std::uint64_t>{1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072};
   const std::vector<std::uint64_t> prefill_s =
       quick ? std::vector<std::uint64_t>{1024} : std::vector<std::uint64_t>{1024, 2048, 4096, 8192, 16384, 32768};
+  // --quick runs prefill, chunked prefill and batches on one SIP with 2 KV heads
+  const std::vector<std::string> one_sip =
+      quick ? std::vector<std::string>{"--devices", "0", "--heads-kv", "2", "--heads-q", "16"} : std::vector<std::string>{};
   std::vector<Point> out;
   for (const std::uint64_t s : decode_s)
     for (const std::uint32_t c : {1u, 2u, 4u, 8u})
-      for (const std::uint32_t p : {1u, 2u, 4u, 8u}) out.push_back({"decode", s, c, p, "", {}, 0, ""});
+      for (const std::uint32_t p : {1u, 2u, 4u, 8u}) out.push_back({"decode", s, c, p, "", {}, 0, "", ""});
   for (const std::uint64_t s : prefill_s)
     for (const char* layout : {"zigzag", "contiguous"})
-      out.push_back({"prefill", s, 8, 8, layout,
-                     quick ? std::vector<std::string>{"--devices", "0", "--heads-kv", "2", "--heads-q", "16"}
-                           : std::vector<std::string>{},
-                     0, ""});
+      out.push_back({"prefill", s, 8, 8, layout, one_sip, 0, "", ""});
   const std::vector<std::uint64_t> chunked_s = quick ? std::vector<std::uint64_t>{4096} : std::vector<std::uint64_t>{8192, 32768};
   const std::vector<std::uint32_t> chunked_t = quick ? std::vector<std::uint32_t>{256} : std::vector<std::uint32_t>{512, 2048};
   for (const std::uint64_t s : chunked_s)
     for (const std::uint32_t t : chunked_t)
       for (const char* ring : {"kv", "q"})
-        out.push_back({"chunked", s, 8, 8, "striped",
-                       quick ? std::vector<std::string>{"--devices", "0", "--heads-kv", "2", "--heads-q", "16"}
-                             : std::vector<std::string>{},
-                       t, ring});
+        out.push_back({"chunked", s, 8, 8, "striped", one_sip, t, ring, ""});
+  // Batched decode: lengths from a fixed seed, long contexts (1K-32K) and short (128-4K)
+  const std::vector<std::uint32_t> batch_n =
+      quick ? std::vector<std::uint32_t>{1, 4} : std::vector<std::uint32_t>{1, 2, 4, 8, 16, 32, 64, 128, 256};
+  const std::vector<std::string> batch_lens =
+      quick ? std::vector<std::string>{"128-2048:7"} : std::vector<std::string>{"1024-32768:7", "128-4096:11"};
+  for (const std::string& lens : batch_lens)
+    for (const std::uint32_t b : batch_n)
+      out.push_back({"batch", 0, 8, 8, "", one_sip, 0, "", "random:" + std::to_string(b) + ":" + lens});
   return out;
 }
 

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <iostream>
+#include <new>
 
 #include <boost/program_options.hpp>
 #include <systemc>
@@ -114,6 +115,11 @@ int main(int argc, char** argv) {
     return 1;
   } catch (const sc_core::sc_report& e) {
     std::cerr << "kernbench: simulation error: " << e.what() << "\n";
+    return 1;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "kernbench: error: out of host memory: the run's host-side tensors (data mode keeps Q, K, V and O, "
+                 "and their references, on the host) do not fit this machine; use timing mode, a shorter context or "
+                 "fewer heads\n";
     return 1;
   } catch (const std::exception& e) {
     std::cerr << "kernbench: error: " << e.what() << "\n";

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Rewrites the sweep section of BENCHMARKS.md from a `kernbench bench gqa_llama70b`
 sweep: the headline table (modelled performance), the chunked-prefill table (both rings
-and the choice of --ring auto), the SP-enable table (the fastest (C, P) per S) and the
+and the choice of --ring auto), the batched-decode table, the SP-enable table (the fastest (C, P) per S) and the
 simulator-speed table (wall, peak RSS, transactions/s). The
 section sits between two marker lines; the rest of the file is left alone.
 
@@ -66,6 +66,27 @@ def chunked_table(rows):
     return out
 
 
+def batch_table(rows):
+    """One batched-decode step per (lengths, B): throughput, efficiency, balance, wall."""
+    out = ["### Batched decode: one step of B requests, lengths drawn with a fixed seed", "",
+           "| lengths (seed) | B | context rows | simulated cycles | tokens/s | efficiency | imbalance "
+           "| critical path | wall (process) | peak RSS |",
+           "|---|---|---|---|---|---|---|---|---|---|"]
+
+    def order(r):
+        _, _, lens = r["key"].split(":", 2)  # the key: "batch random:N:MIN-MAX:SEED"
+        return lens, r["knobs"]["batch"]
+    for r in sorted(rows, key=order):
+        lens, b = order(r)
+        w = r["wall"]
+        out.append(f"| {lens.replace(':', ' (')}) | {b} | {n(r['requests']['context'])} | {n(r['simulated_cycles'])} "
+                   f"| {r['tokens_per_second']:.3g} | {pct(r['roofline_efficiency'])} | {r['imbalance']:.3f} "
+                   f"| {where(r)} | {w['total_seconds']:.1f} s | {w['peak_rss_kib'] / 1024:.0f} MiB |")
+    out += ["", "Efficiency is against the HBM roofline of every PE of the run's SIPs (busy or not);",
+            "imbalance is the most KV rows of a rank over the mean (docs/gqa_decode_batch.md)."]
+    return out
+
+
 def knobs(r):
     k = r["knobs"]
     return k["seq_len"], k.get("cubes_per_group", 8), k["pes"], k.get("layout", "")
@@ -105,6 +126,9 @@ def section(sweep, path):
             "latency (docs/critical_path.md).", ""]
     if chunked:
         out += chunked_table(chunked) + [""]
+    batch = [r for r in rows if r["panel"] == "batch"]
+    if batch:
+        out += batch_table(batch) + [""]
     out += ["### SP-enable: the fastest (C, P) per S (decode)", "",
             "| S | fastest C x P | its latency (cycles) | C = P = 8 (cycles) | C = P = 1 (cycles) |",
             "|---|---|---|---|---|"]

@@ -5,6 +5,7 @@
   decode_efficiency decode HBM-roofline efficiency vs S, a line per (C, P)
   prefill           prefill latency and GEMM-roofline efficiency vs S, zigzag vs contiguous
   chunked           chunked prefill: GEMM-roofline efficiency of pass-KV and pass-Q per (S, T_q)
+  batch             batched decode: tokens/s and HBM-roofline efficiency vs batch size
 
 usage: plot_sweep.py SWEEP.json [OUTDIR]   (default OUTDIR: docs/img)
 """
@@ -122,6 +123,27 @@ def main():
         ax.legend()
         save(fig, outdir, "chunked")
         names += ", chunked"
+    batch = [r for r in rows if r["panel"] == "batch"]
+    if batch:
+        fig, (a1, a2) = plt.subplots(1, 2, figsize=(12, 4.8))
+        for lens in sorted({r["key"].split(":", 2)[2] for r in batch}):  # key: "batch random:N:MIN-MAX:SEED"
+            sel = sorted((r for r in batch if r["key"].split(":", 2)[2] == lens), key=lambda r: r["knobs"]["batch"])
+            lo_hi, seed = lens.split(":")
+            label = f"lengths {lo_hi} (seed {seed})"
+            a1.plot([r["knobs"]["batch"] for r in sel], [r["tokens_per_second"] for r in sel], marker="o", label=label)
+            a2.plot([r["knobs"]["batch"] for r in sel], [100 * r["roofline_efficiency"] for r in sel], marker="o",
+                    label=label)
+        for ax, label in ((a1, "tokens per second"), (a2, "HBM-roofline efficiency (%) of every PE")):
+            ax.set_xscale("log", base=2)
+            ax.set_xlabel("batch B (requests, T_q = 1)")
+            ax.set_ylabel(label)
+            ax.grid(True, which="both", alpha=0.3)
+            ax.legend()
+        a1.set_yscale("log")
+        a2.set_ylim(0, 100)
+        fig.suptitle("Batched GQA decode, Llama-3-70B, paged KV cache, 4 SIPs: throughput and efficiency by batch")
+        save(fig, outdir, "batch")
+        names += ", batch"
     print(f"plot_sweep: wrote {names} (.png, .svg) in {outdir}")
 
 

@@ -84,7 +84,7 @@ std::vector<Case> cases() {
   const std::string decode = "run " + small + " --kernel gqa_decode --heads-q 4 --heads-kv 1 --head-dim 16 "
                              "--seq-len 64 --cubes-per-group 4 --pes 2 --data ";
   const std::string batch = "run --kernel gqa_decode_batch ";
-  return {
+  std::vector<Case> out = {
       // Topology files.
       {"empty YAML", "run --topology @/empty.yaml", 1, "@/empty.yaml: a topology must be a YAML map"},
       {"truncated YAML", "run --topology @/truncated.yaml", 1, "@/truncated.yaml:3:1: pe: required key 'pe' is missing"},
@@ -136,8 +136,15 @@ std::vector<Case> cases() {
       {"a malformed batch", batch + "--batch 1024,x", 2, "--batch item 2 'x': a length is a whole number of at least 1"},
       {"random MIN > MAX", batch + "--batch random:4:100-10", 2, "MIN 100 is over MAX 10"},
       {"a batch over HBM", batch + "--batch 140000000", 1,
-       "the batch's K and V pages need 1093752KiB in the fullest HBM channel (136719 pages of 16 rows, K and V); a "
+       "the batch's K and V pages need at least 1093752KiB in the fullest HBM channel (136719 pages of 16 rows, K and V); a "
        "channel holds 1GiB"},
+      {"a batch whose lengths overflow", batch + "--batch 9000000000000000000,9000000000000000000,9000000000000000000",
+       1, "the batch's K and V pages need more than 2^64 bytes in the fullest HBM channel"},
+      {"too many random requests", batch + "--batch random:100000:1-2", 2,
+       "N 100000 is over the 65536 requests a batch may hold"},
+      {"pages over TCM", batch + "--batch 1024 --page-rows 65536", 1,
+       "of TCM per PE (G x T_q = 8 query rows at once, tiles of 65536 KV rows, whole pages of --page-rows 65536); a "
+       "PE has 1MiB: give a smaller --page-rows or --q-len"},
       {"T_q over a request's length", batch + "--batch 1,100 --q-len 2", 1,
        "--q-len 2 is over the shortest request's length 1"},
       {"lens.npy against k.npy", "run " + small + " --kernel gqa_decode_batch --heads-q 4 --heads-kv 1 --head-dim 16 "
@@ -168,6 +175,11 @@ std::vector<Case> cases() {
        "--check, --inputs and --outputs apply to --kernel gqa_decode, gqa_decode_batch and gqa_prefill"},
       {"hbm_stream with --data", "run --kernel hbm_stream --data", 2, "--kernel hbm_stream drives the DMA directly"},
   };
+#ifndef __SANITIZE_ADDRESS__  // (the sanitizer's allocator stops the process instead of throwing)
+  // Data mode holds K and V on the host: 2^24 rows x 8 heads x 128 x fp32, twice (128 GiB).
+  out.push_back({"data mode over the host's memory", "run --data --seq-len 16777216", 1, "out of host memory"});
+#endif
+  return out;
 }
 
 TEST(BadInput, EveryCaseIsAClearErrorWithNoOutputLeft) {

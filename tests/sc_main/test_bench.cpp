@@ -9,6 +9,7 @@
 
 #include <fstream>
 #include <tuple>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -41,9 +42,11 @@ TEST(Bench, QuickSweepRowsHoldTheirInvariants) {
   const std::string dir = temp_dir("bench_quick");
   const Json sweep = read_json(quick_sweep(dir, 2));
   const Json& rows = sweep["rows"];
-  ASSERT_EQ(rows.size(), 36u);  // decode: 2 S x 16 (C, P); prefill: 1 S x 2 layouts; chunked: 2 rings
-  EXPECT_EQ(sweep["points"], 36);
+  // decode: 2 S x 16 (C, P); prefill: 1 S x 2 layouts; chunked: 2 rings; batch: 1 and 4 requests
+  ASSERT_EQ(rows.size(), 38u);
+  EXPECT_EQ(sweep["points"], 38);
   std::size_t decode = 0, prefill = 0, chunked = 0;
+  std::vector<std::uint64_t> batches;
   std::map<std::string, std::pair<double, double>> ring;  // ring -> (simulated, model)
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const Json& r = rows[i];
@@ -64,6 +67,16 @@ TEST(Bench, QuickSweepRowsHoldTheirInvariants) {
       ++decode;
       EXPECT_EQ(r["kv_bytes"].get<std::uint64_t>(), 2 * s * h_kv * d * 2) << r["key"];  // K and V once, bf16
       EXPECT_EQ(r["headline"], k["cubes_per_group"] == 8 && k["pes"] == 8);
+    } else if (r["panel"] == "batch") {
+      batches.push_back(k["batch"]);
+      const std::uint64_t context = r["requests"]["context"];
+      EXPECT_EQ(r["kv_bytes"].get<std::uint64_t>(), 2 * context * h_kv * d * 2) << r["key"];
+      EXPECT_DOUBLE_EQ(r["tokens_per_second"].get<double>(),
+                       static_cast<double>(k["batch"].get<std::uint64_t>()) / r["simulated_seconds"].get<double>());
+      // Balanced to within a page: the fullest rank holds at most the mean plus one page.
+      const double mean = static_cast<double>(context) /
+                          static_cast<double>(k["cubes_per_group"].get<std::uint64_t>() * k["pes"].get<std::uint64_t>());
+      EXPECT_LE(r["imbalance"].get<double>(), (mean + k["page_rows"].get<double>()) / mean) << r["key"];
     } else {
       ++(r["panel"] == "prefill" ? prefill : chunked);
       const std::uint64_t t_q = k["q_len"];
@@ -77,6 +90,7 @@ TEST(Bench, QuickSweepRowsHoldTheirInvariants) {
   EXPECT_EQ(decode, 32u);
   EXPECT_EQ(prefill, 2u);
   EXPECT_EQ(chunked, 2u);
+  EXPECT_EQ(batches, (std::vector<std::uint64_t>{1, 4}));
   // --ring auto's rule (the faster by the model) picks the faster ring, or one within 5%.
   ASSERT_EQ(ring.size(), 2u);
   const auto& pick = ring["q"].second < ring["kv"].second ? ring["q"] : ring["kv"];

@@ -65,10 +65,15 @@ TEST(Jobs, SplitPrefillEqualsTheSingleProcessRun) {
   expect_split_equals_serial("jobs_prefill", "--kernel gqa_prefill --seq-len 1024 --heads-q 32 --heads-kv 4");
 }
 
+TEST(Jobs, SplitBatchedDecodeEqualsTheSingleProcessRun) {
+  expect_split_equals_serial("jobs_batch", "--kernel gqa_decode_batch --batch random:24:64-2048:3");
+}
+
 TEST(Jobs, WhatCannotBeSplitIsRefused) {
   Result r = run("run --kernel tiled_gemm --jobs 2");
   EXPECT_EQ(r.code, 2) << r.out;
-  EXPECT_NE(r.out.find("--jobs splits --kernel gqa_decode and gqa_prefill by SIP; tiled_gemm runs in one process"),
+  EXPECT_NE(r.out.find("--jobs splits --kernel gqa_decode, gqa_decode_batch and gqa_prefill by SIP; tiled_gemm runs in "
+                       "one process"),
             std::string::npos)
       << r.out;
   r = run("run --data --seq-len 1024 --jobs 2");

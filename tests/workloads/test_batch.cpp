@@ -115,15 +115,32 @@ TEST(PagedKv, BadInputAndAFullChannelAreRefused) {
   const Topology topo = test::topology("llama70b_4sip");
   const std::uint64_t page_bytes = 64 * 128 * 2;  // 64 rows x d 128 x bf16
   // A channel holds 1 GiB: 32,768 pages of 32 KiB (K and V). One rank's 40,000 pages do not fit.
-  const PagedKv big = allocate_pages({40000ull * 64}, 64, 1);
-  try {
-    check_capacity(big, page_bytes, topo);
-    ADD_FAILURE() << "no error";
-  } catch (const ConfigError& e) {
-    EXPECT_NE(e.text().find("need 1250MiB"), std::string::npos) << e.text();  // 40,000 x 32 KiB
-    EXPECT_NE(e.text().find("a channel holds 1GiB"), std::string::npos) << e.text();
-  }
-  EXPECT_NO_THROW(check_capacity(allocate_pages({32768ull * 64}, 64, 1), page_bytes, topo));
+  auto refusal = [&](const std::vector<std::uint64_t>& lens, std::uint32_t ranks) {
+    try {
+      check_capacity(lens, 64, ranks, page_bytes, topo);
+    } catch (const ConfigError& e) {
+      return e.text();
+    }
+    return std::string("no error");
+  };
+  const std::string one = refusal({40000ull * 64}, 1);
+  EXPECT_NE(one.find("need at least 1250MiB"), std::string::npos) << one;  // 40,000 x 32 KiB: found without dealing
+  EXPECT_NE(one.find("a channel holds 1GiB"), std::string::npos) << one;
+  EXPECT_NO_THROW(check_capacity({32768ull * 64}, 64, 1, page_bytes, topo));
+  // 40,000 requests of one row, then one of 20,000 pages, over 2 ranks: 60,000 pages fit
+  // two channels, but pages are dealt by rows: rank 0 takes those starting below row
+  // 660,000, the 40,000 short ones and 9,688 of the long one's.
+  std::vector<std::uint64_t> lens(40000, 1);
+  lens.push_back(20000ull * 64);
+  const std::string dealt = refusal(lens, 2);
+  EXPECT_NE(dealt.find("(49688 pages"), std::string::npos) << dealt;
+  EXPECT_EQ(dealt.find("at least"), std::string::npos) << dealt;
+  // Lengths whose sum overflows 64 bits are refused before a page is dealt.
+  const std::string huge = refusal({1ull << 63, 1ull << 63, 1ull << 63}, 64);
+  EXPECT_NE(huge.find("need more than 2^64 bytes"), std::string::npos) << huge;
+  const std::string mean = refusal({40000ull * 64 * 2, 40000ull * 64 * 2}, 4);  // 40,000 pages a rank at the least
+  EXPECT_NE(mean.find("need at least 1250MiB"), std::string::npos) << mean;
+  EXPECT_NE(mean.find("(40000 pages"), std::string::npos) << mean;
 }
 
 }  // namespace

@@ -4,8 +4,11 @@
 #include <numeric>
 #include <set>
 
+#include "base/units.h"
+#include "kernels/tl/ctx.h"
 #include "workloads/attention/placement.h"
-#include "workloads/gqa_decode/decode_run.h"
+#include "workloads/attention/decode_tiling.h"
+#include "workloads/gqa_decode_batch/batch_spec.h"
 
 namespace kb::gqa {
 
@@ -35,6 +38,35 @@ std::uint64_t rank_rows_of(const PagedKv& kv) {
   return most * kv.page_rows;
 }
 
+// The decode sweep's cut for the batch (decode_tiling.h): all G x T_q query rows of a
+// request at once, tiles of whole pages. Throws ConfigError when its buffers overflow TCM.
+struct BatchTiling {
+  DecodeConfig sweep;  // decode's view: S = the largest rank's rows x ranks
+  std::uint32_t tile_rows = 0;
+  bool prefetch_v = false;
+};
+BatchTiling batch_tiling(const BatchConfig& c, const PagedKv& kv, const Topology& topo) {
+  BatchTiling t;
+  static_cast<AttentionShape&>(t.sweep) = c;
+  t.sweep.cubes = c.cubes;
+  t.sweep.pes = c.pes;
+  t.sweep.s = rank_rows_of(kv) * c.cubes * c.pes;
+  const std::uint32_t m = c.g() * c.t_q;
+  t.tile_rows = std::max(auto_tile_rows(t.sweep, m, topo) / c.page_rows * c.page_rows, c.page_rows);
+  t.prefetch_v = prefetch_v(t.sweep, m, t.tile_rows, topo);
+  // Decode's buffers, and three more states in turn (gqa_decode_batch.cpp); a request's
+  // gather receives at most log2(C x P) <= log2 P + 4 states, as decode's reduce counts.
+  const std::uint64_t bytes =
+      decode_tcm_bytes(t.sweep, m, t.tile_rows, std::min(t.sweep.stream_rows, t.tile_rows), t.prefetch_v, false) +
+      3 * tl::tcm_bytes({static_cast<std::int64_t>(m), static_cast<std::int64_t>(c.d) + 2}, DType::fp32);
+  if (bytes > topo.pe.tcm_bytes)
+    throw ConfigError("batched decode needs " + units::format_bytes(bytes) + " of TCM per PE (G x T_q = " +
+                      std::to_string(m) + " query rows at once, tiles of " + std::to_string(t.tile_rows) +
+                      " KV rows, whole pages of {page_rows} " + std::to_string(c.page_rows) + "); a PE has " +
+                      units::format_bytes(topo.pe.tcm_bytes) + ": give a smaller {page_rows} or {q_len}");
+  return t;
+}
+
 // The first row of each request in the varlen layout.
 std::vector<std::uint64_t> offsets(const std::vector<std::uint64_t>& lens) {
   std::vector<std::uint64_t> out(lens.size(), 0);
@@ -60,6 +92,9 @@ BatchInputs BatchInputs::from_npy(const std::string& dir, BatchConfig& c) {
     c.lens.push_back(static_cast<std::uint64_t>(len));
   }
   if (c.lens.empty()) throw ConfigError(where + "lens.npy: no requests");
+  if (c.lens.size() > kMaxRequests)
+    throw ConfigError(where + "lens.npy: " + std::to_string(c.lens.size()) + " requests; a batch holds at most " +
+                      std::to_string(kMaxRequests));
   BatchInputs in{read_npy(dir + "/q.npy"), read_npy(dir + "/k.npy"), read_npy(dir + "/v.npy")};
   const auto b = static_cast<std::int64_t>(c.lens.size());
   const auto rows = static_cast<std::int64_t>(std::accumulate(c.lens.begin(), c.lens.end(), std::uint64_t{0}));
@@ -118,8 +153,9 @@ void validate(const BatchConfig& c, const Topology& topo) {
     throw ConfigError("{q_len} " + std::to_string(c.t_q) + " is over the shortest request's length " +
                       std::to_string(shortest) + ": each request's T_q queries are the last T_q of its context");
   validate_groups(c, c.cubes, c.pes, "{cubes_per_group} " + std::to_string(c.cubes), run_devices(c.devices, topo), topo);
-  const PagedKv kv = allocate_pages(c.lens, c.page_rows, c.cubes * c.pes);
-  check_capacity(kv, static_cast<std::uint64_t>(c.page_rows) * c.d * dtype_bytes(c.dtype), topo);
+  check_capacity(c.lens, c.page_rows, c.cubes * c.pes, static_cast<std::uint64_t>(c.page_rows) * c.d * dtype_bytes(c.dtype),
+                 topo);
+  batch_tiling(c, allocate_pages(c.lens, c.page_rows, c.cubes * c.pes), topo);
 }
 
 BatchResult run_decode_batch(RuntimeContext& rt, const BatchConfig& c, const BatchInputs* inputs) {
@@ -136,24 +172,18 @@ BatchResult run_decode_batch(RuntimeContext& rt, const BatchConfig& c, const Bat
   const std::uint64_t total = std::accumulate(c.lens.begin(), c.lens.end(), std::uint64_t{0});
   res.fill = static_cast<double>(total) / static_cast<double>(res.pages * c.page_rows);
 
-  // The decode sweep's knobs for a rank of rank_rows KV rows (decode_run.cpp).
-  DecodeConfig dc;
-  static_cast<AttentionShape&>(dc) = c;
-  dc.s = rank_rows * ranks;
-  dc.cubes = c.cubes;
-  dc.pes = c.pes;
-  res.tile_rows = auto_tile_rows(dc, m_rows, topo) / c.page_rows * c.page_rows;
-  res.tile_rows = std::max(res.tile_rows, c.page_rows);
+  const BatchTiling tiling = batch_tiling(c, kv, topo);
+  res.tile_rows = tiling.tile_rows;
 
   DecodeBatchParams proto;
   static_cast<AttentionParams&>(proto) = attention_params(c, c.pes);
   proto.g = g;
   proto.cubes = c.cubes;
   proto.tile_rows = res.tile_rows;
-  proto.stream_rows = std::min(dc.stream_rows, res.tile_rows);
+  proto.stream_rows = std::min(tiling.sweep.stream_rows, res.tile_rows);
   proto.row_block = m_rows;
-  proto.prefetch_v = prefetch_v(dc, m_rows, res.tile_rows, topo);
-  proto.segment_rows = segment_rows(dc, topo);
+  proto.prefetch_v = tiling.prefetch_v;
+  proto.segment_rows = segment_rows(tiling.sweep, topo);
   proto.pieces = pieces_of(kv, rank_rows);
   for (std::uint32_t q = 0; q < b; ++q) {
     BatchRequest req{c.lens[q], {}, false};
@@ -173,6 +203,7 @@ BatchResult run_decode_batch(RuntimeContext& rt, const BatchConfig& c, const Bat
   for (std::uint32_t h = 0; h < c.h_kv; ++h) {
     const std::uint32_t dev = h / groups_per_sip;
     const SipId sip = res.devices[dev];
+    if (!simulates(c.simulate, sip)) continue;
     const std::uint32_t start = group_start(topo, c.cubes, h % groups_per_sip);
     auto name = [h](const char* what) { return head_tensor(what, h); };
     DecodeGroup grp;

@@ -17,7 +17,8 @@ struct BatchConfig : AttentionShape {
   std::vector<std::uint64_t> lens;  // context length per request (S of AttentionShape: the longest)
   std::uint32_t page_rows = 16;
   std::uint32_t cubes = 8, pes = 8;
-  std::vector<SipId> devices;  // empty: all
+  std::vector<SipId> devices;   // empty: all
+  std::vector<SipId> simulate;  // the devices this process simulates (run --jobs); empty: all
 };
 
 struct BatchResult {

@@ -60,11 +60,17 @@ std::vector<std::uint64_t> random_batch(const std::string& spec) {
   const std::uint64_t n = length(parts[0], form + ": N"), lo = length(parts[1].substr(0, dash), form + ": MIN"),
                       hi = length(parts[1].substr(dash + 1), form + ": MAX");
   if (lo > hi) throw ConfigError(form + ": MIN " + std::to_string(lo) + " is over MAX " + std::to_string(hi), true);
+  if (n > kMaxRequests)
+    throw ConfigError(form + ": N " + std::to_string(n) + " is over the " + std::to_string(kMaxRequests) +
+                          " requests a batch may hold",
+                      true);
   std::uint64_t seed = 1;
   if (parts.size() == 3 && !parts[2].empty()) {
     seed = 0;
     for (const char c : parts[2]) {
       if (c < '0' || c > '9') throw ConfigError(form + ": SEED '" + ConfigError::literal(parts[2]) + "' is not a whole number", true);
+      if (seed > (std::numeric_limits<std::uint64_t>::max() - 9) / 10)
+        throw ConfigError(form + ": SEED '" + ConfigError::literal(parts[2]) + "' is over 2^64 - 1", true);
       seed = seed * 10 + static_cast<std::uint64_t>(c - '0');
     }
   }
@@ -75,11 +81,7 @@ std::vector<std::uint64_t> random_batch(const std::string& spec) {
   return out;
 }
 
-}  // namespace
-
-std::vector<std::uint64_t> parse_batch(const std::string& spec) {
-  if (spec.rfind("@", 0) == 0) return from_file(spec.substr(1));
-  if (spec.rfind("random:", 0) == 0) return random_batch(spec);
+std::vector<std::uint64_t> from_list(const std::string& spec) {
   if (trim(spec).empty()) throw ConfigError("{batch} is empty: give lengths, @FILE or random:N:MIN-MAX[:SEED]", true);
   std::vector<std::uint64_t> out;
   for (std::size_t at = 0;;) {
@@ -89,6 +91,18 @@ std::vector<std::uint64_t> parse_batch(const std::string& spec) {
     if (comma == std::string::npos) break;
     at = comma + 1;
   }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::uint64_t> parse_batch(const std::string& spec) {
+  if (spec.rfind("random:", 0) == 0) return random_batch(spec);
+  std::vector<std::uint64_t> out = spec.rfind("@", 0) == 0 ? from_file(spec.substr(1)) : from_list(spec);
+  if (out.size() > kMaxRequests)
+    throw ConfigError("{batch}: " + std::to_string(out.size()) + " requests; a batch holds at most " +
+                          std::to_string(kMaxRequests),
+                      true);
   return out;
 }
 

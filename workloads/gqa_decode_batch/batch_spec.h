@@ -10,8 +10,13 @@
 
 namespace kb::gqa {
 
+// The most requests a batch holds (far beyond a serving batch; it bounds the host's
+// per-request tables before anything is drawn or read).
+inline constexpr std::uint64_t kMaxRequests = 65536;
+
 // Throws workloads::ConfigError naming {batch} (and FILE:LINE for a file) for a length of
-// 0, an empty list, a malformed list, file or random spec, or random's MIN > MAX.
+// 0, an empty list, a malformed list, file or random spec, random's MIN > MAX, or more
+// than kMaxRequests requests.
 std::vector<std::uint64_t> parse_batch(const std::string& spec);
 
 }  // namespace kb::gqa

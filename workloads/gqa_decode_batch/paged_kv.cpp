@@ -1,6 +1,7 @@
 #include "workloads/gqa_decode_batch/paged_kv.h"
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
 
 #include "base/units.h"
@@ -54,14 +55,29 @@ PagedKv allocate_pages(const std::vector<std::uint64_t>& lens, std::uint32_t pag
   return kv;
 }
 
-void check_capacity(const PagedKv& kv, std::uint64_t page_bytes, const Topology& topo) {
+void check_capacity(const std::vector<std::uint64_t>& lens, std::uint32_t page_rows, std::uint32_t ranks,
+                    std::uint64_t page_bytes, const Topology& topo) {
+  constexpr std::uint64_t kMost = std::numeric_limits<std::uint64_t>::max();
+  const std::uint64_t room = topo.cube.hbm.capacity / (2 * page_bytes);  // pages of K and V a channel holds
+  auto refuse = [&](std::uint64_t fullest, const char* exact) {
+    const std::string need = fullest > kMost / (2 * page_bytes) ? std::string("more than 2^64 bytes")
+                                                               : exact + units::format_bytes(2 * page_bytes * fullest);
+    throw ConfigError("the batch's K and V pages need " + need + " in the fullest HBM channel (" +
+                      std::to_string(fullest) + " pages of " + std::to_string(page_rows) +
+                      " rows, K and V); a channel holds " + units::format_bytes(topo.cube.hbm.capacity) +
+                      ": give shorter or fewer requests, or more SIPs");
+  };
+  // First without a page table: some rank holds at least 1/R of the pages, so a batch
+  // far over the machine (a sum that overflows too) is refused before its pages are dealt.
+  std::uint64_t pages = 0;
+  for (const std::uint64_t len : lens) {
+    const std::uint64_t n = page_rows == 0 || len == 0 ? 0 : (len - 1) / page_rows + 1;
+    pages = n > kMost - pages ? kMost : pages + n;
+  }
+  if (ranks > 0 && pages > room * ranks) refuse((pages - 1) / ranks + 1, "at least ");
   std::size_t most = 0;
-  for (const auto& r : kv.ranks) most = std::max(most, r.size());
-  const std::uint64_t need = 2 * page_bytes * most;
-  if (need > topo.cube.hbm.capacity)
-    throw ConfigError("the batch's K and V pages need " + units::format_bytes(need) + " in the fullest HBM channel (" +
-                      std::to_string(most) + " pages of " + std::to_string(kv.page_rows) + " rows, K and V); a channel holds " +
-                      units::format_bytes(topo.cube.hbm.capacity) + ": give shorter or fewer requests, or more SIPs");
+  for (const auto& r : allocate_pages(lens, page_rows, ranks).ranks) most = std::max(most, r.size());
+  if (most > room) refuse(most, "");
 }
 
 }  // namespace kb::gqa

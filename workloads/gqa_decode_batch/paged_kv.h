@@ -38,7 +38,10 @@ struct PagedKv {
 PagedKv allocate_pages(const std::vector<std::uint64_t>& lens, std::uint32_t page_rows, std::uint32_t ranks);
 
 // Throws workloads::ConfigError saying how much one HBM channel needs (its K and V pages,
-// `page_bytes` each of K and of V) and how much it has, when the pages do not fit.
-void check_capacity(const PagedKv& kv, std::uint64_t page_bytes, const Topology& topo);
+// `page_bytes` each of K and of V) and how much it has, when the pages allocate_pages
+// deals do not fit; a batch far too large (whose mean rank overflows a channel) is
+// refused before any page is dealt.
+void check_capacity(const std::vector<std::uint64_t>& lens, std::uint32_t page_rows, std::uint32_t ranks,
+                    std::uint64_t page_bytes, const Topology& topo);
 
 }  // namespace kb::gqa

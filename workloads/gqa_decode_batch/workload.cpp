@@ -74,6 +74,8 @@ class GqaDecodeBatch : public Workload {
     return {&gqa::shape_knobs(), &gqa::placement_knobs(), &batch_knobs(), &gqa::data_knobs(), &storage_knobs()};
   }
 
+  bool splits_by_sip() const override { return true; }
+
   std::unique_ptr<Job> configure(const Values& v, const Setup& setup) const override {
     BatchConfig c;
     static_cast<gqa::AttentionShape&>(c) = gqa::shape_of(v, 1, false);
@@ -92,6 +94,7 @@ class GqaDecodeBatch : public Workload {
     c.s = *std::max_element(c.lens.begin(), c.lens.end());
     c.page_rows = v.count32("page_rows", 1, 1u << 16);
     c.devices = setup.devices;
+    c.simulate = setup.simulate;
     const gqa::HeadPlacement p = gqa::place_heads(c.h_kv, gqa::run_devices(c.devices, *setup.topo).size(), *setup.topo,
                                                   false, gqa::placement_count(v, "cubes_per_group"),
                                                   gqa::placement_count(v, "pes"));
