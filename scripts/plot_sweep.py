@@ -13,7 +13,10 @@ import json
 import os
 import sys
 
-import matplotlib
+try:
+    import matplotlib
+except ImportError:
+    sys.exit("plot_sweep: needs matplotlib: scripts/setup.sh python3-matplotlib installs it")
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -24,6 +27,16 @@ def save(fig, outdir, name):
     for ext in ("png", "svg"):
         fig.savefig(os.path.join(outdir, f"{name}.{ext}"), dpi=110)
     plt.close(fig)
+
+
+def side_by_side(axes, xlabel):
+    """Two panels over a log2 x axis: each (axis, y label) with grid and legend."""
+    for ax, label in axes:
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(label)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend()
 
 
 def us(row):
@@ -73,12 +86,7 @@ def main():
         sel = [r for r in prefill if r["knobs"]["layout"] == layout]
         a1.plot(*series(sel, us), marker="o", label=layout)
         a2.plot(*series(sel, lambda r: 100 * r["roofline_efficiency"]), marker="o", label=layout)
-    for ax, label in ((a1, "latency (us)"), (a2, "GEMM-roofline efficiency (%)")):
-        ax.set_xscale("log", base=2)
-        ax.set_xlabel("context S = T_q (tokens)")
-        ax.set_ylabel(label)
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend()
+    side_by_side(((a1, "latency (us)"), (a2, "GEMM-roofline efficiency (%)")), "context S = T_q (tokens)")
     a1.set_yscale("log")
     fig.suptitle("GQA prefill, Llama-3-70B, causal, 4 SIPs: zigzag vs contiguous query rows")
     save(fig, outdir, "prefill")
@@ -133,12 +141,8 @@ def main():
             a1.plot([r["knobs"]["batch"] for r in sel], [r["tokens_per_second"] for r in sel], marker="o", label=label)
             a2.plot([r["knobs"]["batch"] for r in sel], [100 * r["roofline_efficiency"] for r in sel], marker="o",
                     label=label)
-        for ax, label in ((a1, "tokens per second"), (a2, "HBM-roofline efficiency (%) of every PE")):
-            ax.set_xscale("log", base=2)
-            ax.set_xlabel("batch B (requests, T_q = 1)")
-            ax.set_ylabel(label)
-            ax.grid(True, which="both", alpha=0.3)
-            ax.legend()
+        side_by_side(((a1, "tokens per second"), (a2, "HBM-roofline efficiency (%) of every PE")),
+                     "batch B (requests, T_q = 1)")
         a1.set_yscale("log")
         a2.set_ylim(0, 100)
         fig.suptitle("Batched GQA decode, Llama-3-70B, paged KV cache, 4 SIPs: throughput and efficiency by batch")

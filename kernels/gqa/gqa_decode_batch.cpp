@@ -27,19 +27,11 @@ void gqa_decode_batch(tl::Ctx& tl, std::shared_ptr<const DecodeBatchParams> para
     if (!st.packed.valid()) st = SoftmaxState::of(tl, tl.persistent({rows, p.d + 2}, DType::fp32, "state"));
     return st;
   };
-  // A request reduced over the whole group that has no page here: an empty state (m =
-  // -inf contributes nothing) takes this rank's part in its reduce, and a root owner
-  // stores its rows.
-  for (std::uint32_t q = 0; q < p.requests.size(); ++q) {
-    const BatchRequest& req = p.requests[q];
-    if (!req.whole_group || std::find(req.ranks.begin(), req.ranks.end(), me) != req.ranks.end()) continue;
-    const SoftmaxState& st = next_state();
-    st.reset(tl);
-    const std::uint32_t tag = kTagBatch + 2 * q;
-    for (const RowRange& seg : reduce_to_root(tl, p, geo, cube_index, st.packed, {tag, tag + 1}))
-      store_state(tl, st.packed, seg, group->o, static_cast<std::uint64_t>(q) * rows, p.dtype);
-  }
-  for (const BatchPiece& piece : p.pieces.at(me)) {
+  // A rank's pieces, one per request it holds, and the empty states it gives to reduces
+  // of requests it does not hold, all in request order: every rank then takes its part
+  // in the reduces in one order, so a state buffer that waits for an earlier reduce
+  // never waits on a rank that waits for it.
+  auto sweep_piece = [&](const BatchPiece& piece) {
     const BatchRequest& req = p.requests.at(piece.request);
     const RowRange q_rows{static_cast<std::uint64_t>(piece.request) * rows, rows};
     const auto scope = tl.scratch_scope();
@@ -56,7 +48,7 @@ void gqa_decode_batch(tl::Ctx& tl, std::shared_ptr<const DecodeBatchParams> para
     const std::uint32_t tag = kTagBatch + 2 * piece.request;
     if (req.whole_group) {  // decode's 2-level reduce
       for (const RowRange& seg : reduce_to_root(tl, p, geo, cube_index, st.packed, {tag, tag + 1})) store(seg);
-      continue;
+      return;
     }
     // A binomial gather over the request's ranks toward the first of them, which stores O.
     const auto i = static_cast<std::uint32_t>(std::find(req.ranks.begin(), req.ranks.end(), me) - req.ranks.begin());
@@ -71,6 +63,22 @@ void gqa_decode_batch(tl::Ctx& tl, std::shared_ptr<const DecodeBatchParams> para
       }
     }
     if (home) store({0, rows});
+  };
+  const std::vector<BatchPiece>& mine = p.pieces.at(me);
+  std::size_t next = 0;
+  for (std::uint32_t q = 0; q < p.requests.size(); ++q) {
+    if (next < mine.size() && mine[next].request == q) {
+      sweep_piece(mine[next++]);
+    } else if (p.requests[q].whole_group) {
+      // An empty state (m = -inf contributes nothing) takes this rank's part in the
+      // reduce; a root owner stores its rows.
+      const auto scope = tl.scratch_scope();
+      const SoftmaxState& st = next_state();
+      st.reset(tl);
+      const std::uint32_t tag = kTagBatch + 2 * q;
+      for (const RowRange& seg : reduce_to_root(tl, p, geo, cube_index, st.packed, {tag, tag + 1}))
+        store_state(tl, st.packed, seg, group->o, static_cast<std::uint64_t>(q) * rows, p.dtype);
+    }
   }
 }
 

@@ -1,9 +1,9 @@
 #pragma once
 // Batched GQA decode over a paged KV cache (docs/gqa_decode_batch.md). Per KV head, the
 // batch's pages are dealt to the C x P ranks of the head's group in contiguous runs (the
-// allocator of workloads/gqa_decode_batch); each rank sweeps its runs, one request at a
-// time, with the decode sweep; a request whose pages span ranks merges their partial
-// states at its first rank, which stores its O.
+// allocator of workloads/gqa_decode_batch); each rank sweeps its runs in request order
+// with the decode sweep; a request whose pages span ranks gathers their partial states at
+// its first rank, which stores its O (decode's 2-level reduce for a request on every rank).
 #include <memory>
 #include <vector>
 
@@ -22,7 +22,8 @@ struct BatchRequest {
   std::uint64_t len = 0;
   std::vector<std::uint32_t> ranks;  // the ranks holding its pages, ascending; the first stores O
   // Reduced as decode reduces, over every rank of the group (those without its pages
-  // with an empty state): when it is on every rank, or the batch's only request.
+  // with an empty state): when it is on every rank, the batch's only request, or every
+  // request under --reduce two-level.
   bool whole_group = false;
 };
 

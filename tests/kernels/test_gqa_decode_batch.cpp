@@ -29,15 +29,17 @@ BatchConfig ragged(DType dt, std::uint32_t t_q, std::vector<std::uint64_t> lens)
   return c;
 }
 
-using ParityParam = std::tuple<DType, std::uint32_t>;
+using ParityParam = std::tuple<DType, std::uint32_t, bool>;  // dtype, T_q, every request through the 2-level reduce
 class BatchParity : public ::testing::TestWithParam<ParityParam> {};
 
 // Lengths of 2 (T_q 2 needs two positions), not multiples of the 16-row page, and one
 // longer than all the others together; every request checked against fp64 on its own.
+// With two_level, ranks without a request's pages reduce it with an empty state.
 TEST_P(BatchParity, EveryRequestMatchesTheReference) {
-  const auto [dt, t_q] = GetParam();
+  const auto [dt, t_q, two_level] = GetParam();
   Machine m("llama70b_4sip", true, {"system.sips=1"});
-  const BatchConfig c = ragged(dt, t_q, {t_q == 1 ? 1u : 2u, 100, 17, 64, 2500, 65, 3000});
+  BatchConfig c = ragged(dt, t_q, {t_q == 1 ? 1u : 2u, 100, 17, 64, 2500, 65, 3000});
+  c.two_level = two_level;
   const gqa::BatchInputs in = gqa::BatchInputs::random(c, 5);
   const gqa::BatchResult r = gqa::run_decode_batch(m.rt, c, &in);
   ASSERT_TRUE(r.o.has_value());
@@ -72,7 +74,8 @@ TEST_P(BatchParity, EveryRequestMatchesTheReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Ragged, BatchParity,
-                         ::testing::Combine(::testing::Values(DType::fp32, DType::bf16), ::testing::Values(1u, 2u)));
+                         ::testing::Combine(::testing::Values(DType::fp32, DType::bf16), ::testing::Values(1u, 2u),
+                                            ::testing::Bool()));
 
 // A batch of one request is decode: the same pages as decode's shards, the same sweep and
 // the same 2-level reduce, so the same O bit for bit and the same latency.

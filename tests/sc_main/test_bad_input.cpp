@@ -135,6 +135,7 @@ std::vector<Case> cases() {
       {"an empty batch", batch + "--batch ''", 2, "--batch is empty: give lengths,"},
       {"a malformed batch", batch + "--batch 1024,x", 2, "--batch item 2 'x': a length is a whole number of at least 1"},
       {"random MIN > MAX", batch + "--batch random:4:100-10", 2, "MIN 100 is over MAX 10"},
+      {"unknown batch reduce", batch + "--reduce tree", 2, "--reduce 'tree': allowed values: auto, two-level"},
       {"a batch over HBM", batch + "--batch 140000000", 1,
        "the batch's K and V pages need at least 1093752KiB in the fullest HBM channel (136719 pages of 16 rows, K and V); a "
        "channel holds 1GiB"},

@@ -189,7 +189,7 @@ BatchResult run_decode_batch(RuntimeContext& rt, const BatchConfig& c, const Bat
     BatchRequest req{c.lens[q], {}, false};
     for (const PageRef& page : kv.tables[q])
       if (req.ranks.empty() || req.ranks.back() != page.rank) req.ranks.push_back(page.rank);
-    req.whole_group = req.ranks.size() == ranks || b == 1;
+    req.whole_group = req.ranks.size() == ranks || b == 1 || c.two_level;
     proto.requests.push_back(std::move(req));
   }
 

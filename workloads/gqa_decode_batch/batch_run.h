@@ -16,6 +16,7 @@ namespace kb::gqa {
 struct BatchConfig : AttentionShape {
   std::vector<std::uint64_t> lens;  // context length per request (S of AttentionShape: the longest)
   std::uint32_t page_rows = 16;
+  bool two_level = false;  // every request through decode's 2-level reduce (else only those on every rank)
   std::uint32_t cubes = 8, pes = 8;
   std::vector<SipId> devices;   // empty: all
   std::vector<SipId> simulate;  // the devices this process simulates (run --jobs); empty: all

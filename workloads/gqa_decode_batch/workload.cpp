@@ -19,7 +19,10 @@ const KnobSet& batch_knobs() {
       "batch",
       {{"batch", "random:64:1024-32768:7",
         "the requests' context lengths: L1,L2,..., @FILE (one a line, # comments) or random:N:MIN-MAX[:SEED]"},
-       {"page_rows", "16", "KV rows per page of the paged KV cache"}}};
+       {"page_rows", "16", "KV rows per page of the paged KV cache"},
+       {"reduce", "auto",
+        "how a request's partial states merge: auto (a gather over its ranks; decode's 2-level reduce when it is on "
+        "every rank) or two-level (decode's reduce for every request: the measured alternative)"}}};
   return set;
 }
 
@@ -43,6 +46,7 @@ class BatchJob : public Job {
     r.knobs["page_rows"] = c_.page_rows;
     r.knobs["tile_rows"] = b.tile_rows;
     r.knobs["batch"] = c_.lens.size();
+    r.knobs["reduce"] = c_.two_level ? "two-level" : "auto";
     r.add("requests.tokens", static_cast<std::uint64_t>(c_.lens.size()) * c_.t_q, Merge::Same);
     r.add("requests.context", std::accumulate(c_.lens.begin(), c_.lens.end(), std::uint64_t{0}), Merge::Same);
     r.add("kv_bytes", b.kv_bytes, Merge::Sum);
@@ -93,6 +97,10 @@ class GqaDecodeBatch : public Workload {
     }
     c.s = *std::max_element(c.lens.begin(), c.lens.end());
     c.page_rows = v.count32("page_rows", 1, 1u << 16);
+    const std::string reduce = v.text("reduce");
+    if (reduce != "auto" && reduce != "two-level")
+      throw ConfigError("{reduce} '" + ConfigError::literal(reduce) + "': allowed values: auto, two-level", true);
+    c.two_level = reduce == "two-level";
     c.devices = setup.devices;
     c.simulate = setup.simulate;
     const gqa::HeadPlacement p = gqa::place_heads(c.h_kv, gqa::run_devices(c.devices, *setup.topo).size(), *setup.topo,
