@@ -4,47 +4,50 @@
 #include <cmath>
 #include <limits>
 
+#include <Eigen/Dense>
+
 namespace kb::reference {
 namespace {
 
-// One query row against its KV head; `round` is applied to every stored intermediate.
-template <class Round>
-void attend(const AttentionShape& sh, const float* q, const float* k, const float* v, std::uint64_t visible,
-            double* out, Round round) {
-  std::vector<double> p(visible);
-  double mx = -std::numeric_limits<double>::infinity();
-  for (std::uint64_t j = 0; j < visible; ++j) {
-    double dot = 0;
-    for (std::uint32_t c = 0; c < sh.d; ++c) dot += static_cast<double>(q[c]) * k[j * sh.d + c];
-    p[j] = round(round(dot) * sh.scale);
-    mx = std::max(mx, p[j]);
-  }
-  double sum = 0;
-  for (auto& x : p) {
-    x = round(std::exp(x - mx));
-    sum += x;
-  }
-  for (auto& x : p) x = round(x / sum);
-  for (std::uint32_t c = 0; c < sh.d; ++c) {
-    double acc = 0;
-    for (std::uint64_t j = 0; j < visible; ++j) acc += p[j] * v[j * sh.d + c];
-    out[c] = round(acc);
-  }
-}
+using Matrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using FloatRows = Eigen::Map<const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>;
 
+// Scores held at a time: query rows per block x keys (32 MiB of fp64).
+constexpr std::uint64_t kBlockScores = std::uint64_t{1} << 22;
+
+// Per KV head, its G query heads' rows in blocks: the scores as one GEMM, the softmax
+// row by row over the visible keys (the rest zeroed), O as a second GEMM. `round` is
+// applied to every stored intermediate, as a naive implementation in that dtype would.
 template <class Round>
 std::vector<double> run(const AttentionShape& sh, const std::vector<float>& q, const std::vector<float>& k,
                         const std::vector<float>& v, Round round) {
   const std::uint32_t g = sh.h_q / sh.h_kv;
+  const auto s = static_cast<Eigen::Index>(sh.s), d = static_cast<Eigen::Index>(sh.d);
+  const auto rows = static_cast<Eigen::Index>(g) * sh.t_q;  // a KV head's query rows, head by head
+  const Eigen::Index block = std::max<Eigen::Index>(1, static_cast<Eigen::Index>(kBlockScores / std::max<std::uint64_t>(sh.s, 1)));
   std::vector<double> out(static_cast<std::size_t>(sh.h_q) * sh.t_q * sh.d);
-  for (std::uint32_t h = 0; h < sh.h_q; ++h)
-    for (std::uint32_t i = 0; i < sh.t_q; ++i) {
-      const std::uint64_t pos = sh.s - sh.t_q + i;
-      const std::uint64_t visible = sh.causal ? pos + 1 : sh.s;
-      const std::size_t kv = static_cast<std::size_t>(h / g) * sh.s * sh.d;
-      attend(sh, &q[(static_cast<std::size_t>(h) * sh.t_q + i) * sh.d], &k[kv], &v[kv], visible,
-             &out[(static_cast<std::size_t>(h) * sh.t_q + i) * sh.d], round);
+  for (std::uint32_t h = 0; h < sh.h_kv; ++h) {
+    const std::size_t kv = static_cast<std::size_t>(h) * sh.s * sh.d;
+    const Matrix kh = FloatRows(&k[kv], s, d).cast<double>(), vh = FloatRows(&v[kv], s, d).cast<double>();
+    for (Eigen::Index r0 = 0; r0 < rows; r0 += block) {
+      const Eigen::Index n = std::min(block, rows - r0);
+      const std::size_t first = (static_cast<std::size_t>(h) * rows + r0) * sh.d;
+      Matrix p = FloatRows(&q[first], n, d).cast<double>() * kh.transpose();
+      for (Eigen::Index i = 0; i < n; ++i) {
+        const auto pos = static_cast<Eigen::Index>(sh.s - sh.t_q) + (r0 + i) % sh.t_q;  // its query position
+        const Eigen::Index visible = sh.causal ? pos + 1 : s;
+        auto row = p.row(i);
+        double mx = -std::numeric_limits<double>::infinity();
+        for (Eigen::Index j = 0; j < visible; ++j) mx = std::max(mx, row(j) = round(round(row(j)) * sh.scale));
+        double sum = 0;
+        for (Eigen::Index j = 0; j < visible; ++j) sum += row(j) = round(std::exp(row(j) - mx));
+        for (Eigen::Index j = 0; j < visible; ++j) row(j) = round(row(j) / sum);
+        row.tail(s - visible).setZero();
+      }
+      const Matrix o = p * vh;
+      for (Eigen::Index i = 0; i < o.size(); ++i) out[first + static_cast<std::size_t>(i)] = round(o.data()[i]);
     }
+  }
   return out;
 }
 
