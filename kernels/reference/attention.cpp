@@ -26,9 +26,11 @@ std::vector<double> run(const AttentionShape& sh, const std::vector<float>& q, c
   const auto rows = static_cast<Eigen::Index>(g) * sh.t_q;  // a KV head's query rows, head by head
   const Eigen::Index block = std::max<Eigen::Index>(1, static_cast<Eigen::Index>(kBlockScores / std::max<std::uint64_t>(sh.s, 1)));
   std::vector<double> out(static_cast<std::size_t>(sh.h_q) * sh.t_q * sh.d);
+  Matrix kh(s, d), vh(s, d);  // one KV head in fp64, the buffers reused head after head
   for (std::uint32_t h = 0; h < sh.h_kv; ++h) {
     const std::size_t kv = static_cast<std::size_t>(h) * sh.s * sh.d;
-    const Matrix kh = FloatRows(&k[kv], s, d).cast<double>(), vh = FloatRows(&v[kv], s, d).cast<double>();
+    kh = FloatRows(&k[kv], s, d).cast<double>();
+    vh = FloatRows(&v[kv], s, d).cast<double>();
     for (Eigen::Index r0 = 0; r0 < rows; r0 += block) {
       const Eigen::Index n = std::min(block, rows - r0);
       const std::size_t first = (static_cast<std::size_t>(h) * rows + r0) * sh.d;
