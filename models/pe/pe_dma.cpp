@@ -41,24 +41,23 @@ void PeDma::issue_bursts(std::size_t lane, const PathAccount& path) {
     burst->set_streaming_width(static_cast<unsigned int>(len));
     burst->set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
     burst->set_data_ptr(cmd.tcm != nullptr ? cmd.tcm + t.issued : timing_buffer_.data());
-    auto* owner = burst->get_extension<BurstOwner>();
-    if (owner == nullptr) {
-      owner = new BurstOwner;
-      burst->set_extension(owner);
-    }
-    owner->transfer = &t;
-    auto* account = burst->get_extension<PathExtension>();
-    if (account == nullptr) {
-      account = new PathExtension;
-      burst->set_extension(account);
-    }
-    account->account = issuer;
+    BurstExtension& state = burst_state(*burst);
+    state.transfer = &t;
+    state.account = issuer;
     t.issued += len;
     ++ch.in_flight;
     memory.send(*burst);
   }
   // All bursts out: the channel takes its next command while these complete.
   if (t.issued == cmd.bytes) release(*t.command, issuer);
+}
+
+PeDma::BurstExtension& PeDma::burst_state(tlm::tlm_generic_payload& burst) {
+  // The DMA's own pools' payloads: their PathExtension is always a BurstExtension.
+  if (auto* state = burst.get_extension<PathExtension>()) return *static_cast<BurstExtension*>(state);
+  auto* state = new BurstExtension;
+  burst.set_extension<PathExtension>(state);
+  return *state;
 }
 
 void PeDma::burst_done(tlm::tlm_generic_payload& burst) {
@@ -70,8 +69,9 @@ void PeDma::burst_done(tlm::tlm_generic_payload& burst) {
   }
   const std::size_t lane = burst.is_write() ? 1 : 0;
   Channel& ch = channels_[lane];
-  Transfer& t = *burst.get_extension<BurstOwner>()->transfer;
-  PathAccount& path = burst.get_extension<PathExtension>()->account;  // the burst is released last
+  BurstExtension& state = burst_state(burst);
+  Transfer& t = *state.transfer;
+  PathAccount& path = state.account;  // the burst is released last
   path.advance(ticks(sc_core::sc_time_stamp()), Cause::Dma);
   t.completed += burst.get_data_length();
   bytes_[lane] += burst.get_data_length();

@@ -8,6 +8,7 @@
 #include <deque>
 #include <vector>
 
+#include "models/common/path_extension.h"
 #include "models/common/payload_pool.h"
 #include "models/common/ports.h"
 #include "models/pe/pe_engine.h"
@@ -40,14 +41,17 @@ class PeDma : public PeEngine {
   void issue_bursts(std::size_t lane, const PathAccount& path);
   void burst_done(tlm::tlm_generic_payload& burst);
 
-  // Which transfer a burst belongs to; set once on each of the DMA's payloads.
-  struct BurstOwner : tlm::tlm_extension<BurstOwner> {
+  // A burst's critical-path account (what the blocks it crosses read as its
+  // PathExtension) and the transfer it belongs to, in one extension set once on each of
+  // the DMA's payloads: one lookup a burst where two were.
+  struct BurstExtension : PathExtension {
     Transfer* transfer = nullptr;
-    tlm::tlm_extension_base* clone() const override { return new BurstOwner(*this); }
+    tlm::tlm_extension_base* clone() const override { return new BurstExtension(*this); }
     void copy_from(const tlm::tlm_extension_base& other) override {
-      transfer = static_cast<const BurstOwner&>(other).transfer;
+      *this = static_cast<const BurstExtension&>(other);
     }
   };
+  static BurstExtension& burst_state(tlm::tlm_generic_payload& burst);
 
   std::array<Channel, 2> channels_;  // read, write
   std::array<std::uint64_t, 2> bytes_{};
