@@ -7,9 +7,9 @@
 // that serialises `bandwidth` bytes a cycle and answers `latency` cycles after a burst
 // has crossed its wire, through a peq_with_cb_and_phase.
 //
-// usage: tlm_reference_hbm_stream [PES [BYTES_PER_PE [BURST [OUTSTANDING [BANDWIDTH [LATENCY]]]]]]
-//        (defaults: 512 PEs, 16 MiB, 2048 B, 8, 64 B/cycle, 120 cycles, the default
-//        topology's numbers, given here because this model reads no topology)
+// usage: tlm_reference_hbm_stream PES BYTES_PER_PE BURST OUTSTANDING BANDWIDTH LATENCY
+//        (bytes, bytes per cycle, cycles: the machine's numbers, which scripts/sim_speed.sh
+//        takes from the topology kernbench runs)
 // prints: simulated cycles, bursts and the wall seconds of sc_start.
 #include <chrono>
 #include <cstdint>
@@ -29,6 +29,7 @@ namespace {
 
 using sc_core::sc_time;
 
+// The unit of simulated time: one cycle (only cycles are compared, so its length is arbitrary).
 const sc_time kCycle(1, sc_core::SC_NS);
 
 // Payloads recycled through a free list, as any AT model's memory manager does.
@@ -150,8 +151,7 @@ struct Channel : sc_core::sc_module {
   }
 };
 
-std::uint64_t arg(int argc, char** argv, int i, std::uint64_t fallback) {
-  if (argc <= i) return fallback;
+std::uint64_t arg(char** argv, int i) {
   char* end = nullptr;
   const unsigned long long v = std::strtoull(argv[i], &end, 10);
   if (end == argv[i] || *end != '\0' || v == 0) {
@@ -164,9 +164,12 @@ std::uint64_t arg(int argc, char** argv, int i, std::uint64_t fallback) {
 }  // namespace
 
 int sc_main(int argc, char** argv) {
-  const std::uint64_t pes = arg(argc, argv, 1, 512), bytes = arg(argc, argv, 2, 16ull << 20),
-                      burst = arg(argc, argv, 3, 2048), window = arg(argc, argv, 4, 8),
-                      bandwidth = arg(argc, argv, 5, 64), latency = arg(argc, argv, 6, 120);
+  if (argc != 7) {
+    std::fprintf(stderr, "usage: tlm_reference_hbm_stream PES BYTES_PER_PE BURST OUTSTANDING BANDWIDTH LATENCY\n");
+    return 2;
+  }
+  const std::uint64_t pes = arg(argv, 1), bytes = arg(argv, 2), burst = arg(argv, 3), window = arg(argv, 4),
+                      bandwidth = arg(argv, 5), latency = arg(argv, 6);
   std::uint64_t bursts = 0;
   std::vector<std::unique_ptr<Initiator>> initiators;
   std::vector<std::unique_ptr<Hop>> hops;

@@ -1,6 +1,16 @@
 #include "kernels/gqa/decode_sweep.h"
 
+#include <algorithm>
+
 namespace kb::gqa {
+
+std::vector<RowRange> tiles_of(RowRange rows, std::uint32_t tile_rows) {
+  std::vector<RowRange> out;
+  for (std::uint64_t row = rows.begin; row < rows.end(); row += tile_rows)
+    out.push_back({row, std::min<std::uint64_t>(tile_rows, rows.end() - row)});
+  return out;
+}
+
 namespace {
 
 // A [rows, cols] view of the first rows*cols elements of a flat [N, 1] buffer.

@@ -12,6 +12,9 @@
 
 namespace kb::gqa {
 
+// `rows` of K and V cut into sweep tiles of `tile_rows` (the last one shorter).
+std::vector<RowRange> tiles_of(RowRange rows, std::uint32_t tile_rows);
+
 // What one rank sweeps: tiles of rows of K and V against a block of query rows.
 struct SweepRank {
   const DecodeParams& p;

@@ -58,9 +58,7 @@ void gqa_decode(tl::Ctx& tl, std::shared_ptr<const DecodeParams> params) {
   if (group == nullptr) return;  // this cube holds no KV head
 
   SweepRank r{p, &group->k, &group->v, 0, p.row_block, {}, {}};
-  const RowRange mine = tl.shard_rows(group->k);
-  for (std::uint64_t row = mine.begin; row < mine.end(); row += p.tile_rows)
-    r.tiles.push_back({row, std::min<std::uint64_t>(p.tile_rows, mine.end() - row)});
+  r.tiles = tiles_of(tl.shard_rows(group->k), p.tile_rows);
   const std::vector<RowBlock> blocks = row_blocks(p.g, p.t_q, p.row_block, p.split_rows);
   std::vector<SweepRank> ranks(blocks.size(), r);  // one per block
   const RowRange q_rows = tl.shard_rows(group->q);

@@ -37,8 +37,7 @@ void gqa_decode_batch(tl::Ctx& tl, std::shared_ptr<const DecodeBatchParams> para
     const auto scope = tl.scratch_scope();
     SweepRank r{p, &group->k, &group->v, static_cast<std::int64_t>(piece.pos0) - static_cast<std::int64_t>(piece.rows.begin),
                 rows, {}, {}};
-    for (std::uint64_t row = piece.rows.begin; row < piece.rows.end(); row += p.tile_rows)
-      r.tiles.push_back({row, std::min<std::uint64_t>(p.tile_rows, piece.rows.end() - row)});
+    r.tiles = tiles_of(piece.rows, p.tile_rows);
     r.q_pos0 = static_cast<std::int64_t>(req.len - p.t_q);
     r.q_period = p.t_q;
     r.q = tl.load(group->q, q_rows);

@@ -117,7 +117,7 @@ TEST(PagedKv, BadInputAndAFullChannelAreRefused) {
   // A channel holds 1 GiB: 32,768 pages of 32 KiB (K and V). One rank's 40,000 pages do not fit.
   auto refusal = [&](const std::vector<std::uint64_t>& lens, std::uint32_t ranks) {
     try {
-      check_capacity(lens, 64, ranks, page_bytes, topo);
+      allocate_checked(lens, 64, ranks, page_bytes, topo);
     } catch (const ConfigError& e) {
       return e.text();
     }
@@ -126,7 +126,8 @@ TEST(PagedKv, BadInputAndAFullChannelAreRefused) {
   const std::string one = refusal({40000ull * 64}, 1);
   EXPECT_NE(one.find("need at least 1250MiB"), std::string::npos) << one;  // 40,000 x 32 KiB: found without dealing
   EXPECT_NE(one.find("a channel holds 1GiB"), std::string::npos) << one;
-  EXPECT_NO_THROW(check_capacity({32768ull * 64}, 64, 1, page_bytes, topo));
+  // A full channel fits: the pages are allocate_pages's.
+  EXPECT_EQ(allocate_checked({32768ull * 64}, 64, 1, page_bytes, topo).pages(), 32768u);
   // 40,000 requests of one row, then one of 20,000 pages, over 2 ranks: 60,000 pages fit
   // two channels, but pages are dealt by rows: rank 0 takes those starting below row
   // 660,000, the 40,000 short ones and 9,688 of the long one's.

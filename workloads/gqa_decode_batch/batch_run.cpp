@@ -145,7 +145,7 @@ workloads::Numerics check_batch(const BatchConfig& c, const BatchInputs& in, con
   return worst;
 }
 
-void validate(const BatchConfig& c, const Topology& topo) {
+PagedKv validate(const BatchConfig& c, const Topology& topo) {
   if (c.lens.empty()) throw ConfigError("{batch} is empty: a batch needs at least one request", true);
   validate_shape(c);
   const std::uint64_t shortest = *std::min_element(c.lens.begin(), c.lens.end());
@@ -153,19 +153,19 @@ void validate(const BatchConfig& c, const Topology& topo) {
     throw ConfigError("{q_len} " + std::to_string(c.t_q) + " is over the shortest request's length " +
                       std::to_string(shortest) + ": each request's T_q queries are the last T_q of its context");
   validate_groups(c, c.cubes, c.pes, "{cubes_per_group} " + std::to_string(c.cubes), run_devices(c.devices, topo), topo);
-  check_capacity(c.lens, c.page_rows, c.cubes * c.pes, static_cast<std::uint64_t>(c.page_rows) * c.d * dtype_bytes(c.dtype),
-                 topo);
-  batch_tiling(c, allocate_pages(c.lens, c.page_rows, c.cubes * c.pes), topo);
+  PagedKv kv = allocate_checked(c.lens, c.page_rows, c.cubes * c.pes,
+                                static_cast<std::uint64_t>(c.page_rows) * c.d * dtype_bytes(c.dtype), topo);
+  batch_tiling(c, kv, topo);
+  return kv;
 }
 
 BatchResult run_decode_batch(RuntimeContext& rt, const BatchConfig& c, const BatchInputs* inputs) {
   const Topology& topo = rt.system().topology();
-  validate(c, topo);
+  const PagedKv kv = validate(c, topo);
   if (rt.data_mode() && inputs == nullptr) throw ConfigError("data mode needs inputs");
   BatchResult res;
   const std::uint32_t ranks = c.cubes * c.pes, g = c.g(), m_rows = g * c.t_q;
   const auto b = static_cast<std::uint32_t>(c.lens.size());
-  const PagedKv kv = allocate_pages(c.lens, c.page_rows, ranks);
   const std::uint64_t rank_rows = rank_rows_of(kv);
   res.imbalance = kv.imbalance();
   res.pages = kv.pages();

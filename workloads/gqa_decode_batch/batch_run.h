@@ -50,8 +50,8 @@ struct BatchInputs {
 workloads::Numerics check_batch(const BatchConfig& c, const BatchInputs& in, const HostTensor& o);
 
 // Throws ConfigError naming the fields: the lengths, T_q against the shortest, the
-// placement and HBM capacity.
-void validate(const BatchConfig& c, const Topology& topo);
+// placement, HBM capacity and TCM. Returns the pages it dealt.
+PagedKv validate(const BatchConfig& c, const Topology& topo);
 // `inputs` is required in data mode.
 BatchResult run_decode_batch(RuntimeContext& rt, const BatchConfig& c, const BatchInputs* inputs);
 

@@ -55,8 +55,8 @@ PagedKv allocate_pages(const std::vector<std::uint64_t>& lens, std::uint32_t pag
   return kv;
 }
 
-void check_capacity(const std::vector<std::uint64_t>& lens, std::uint32_t page_rows, std::uint32_t ranks,
-                    std::uint64_t page_bytes, const Topology& topo) {
+PagedKv allocate_checked(const std::vector<std::uint64_t>& lens, std::uint32_t page_rows, std::uint32_t ranks,
+                         std::uint64_t page_bytes, const Topology& topo) {
   constexpr std::uint64_t kMost = std::numeric_limits<std::uint64_t>::max();
   const std::uint64_t room = topo.cube.hbm.capacity / (2 * page_bytes);  // pages of K and V a channel holds
   auto refuse = [&](std::uint64_t fullest, const char* exact) {
@@ -75,9 +75,11 @@ void check_capacity(const std::vector<std::uint64_t>& lens, std::uint32_t page_r
     pages = n > kMost - pages ? kMost : pages + n;
   }
   if (ranks > 0 && pages > room * ranks) refuse((pages - 1) / ranks + 1, "at least ");
+  PagedKv kv = allocate_pages(lens, page_rows, ranks);
   std::size_t most = 0;
-  for (const auto& r : allocate_pages(lens, page_rows, ranks).ranks) most = std::max(most, r.size());
+  for (const auto& r : kv.ranks) most = std::max(most, r.size());
   if (most > room) refuse(most, "");
+  return kv;
 }
 
 }  // namespace kb::gqa

@@ -37,11 +37,11 @@ struct PagedKv {
 // Throws workloads::ConfigError when a length is 0, page_rows is 0 or ranks is 0.
 PagedKv allocate_pages(const std::vector<std::uint64_t>& lens, std::uint32_t page_rows, std::uint32_t ranks);
 
-// Throws workloads::ConfigError saying how much one HBM channel needs (its K and V pages,
-// `page_bytes` each of K and of V) and how much it has, when the pages allocate_pages
-// deals do not fit; a batch far too large (whose mean rank overflows a channel) is
-// refused before any page is dealt.
-void check_capacity(const std::vector<std::uint64_t>& lens, std::uint32_t page_rows, std::uint32_t ranks,
-                    std::uint64_t page_bytes, const Topology& topo);
+// allocate_pages, when its pages fit the HBM channels (`page_bytes` each of K and of V);
+// else throws workloads::ConfigError saying how much the fullest channel needs and how
+// much it has. A batch far too large (whose mean rank overflows a channel) is refused
+// before any page is dealt.
+PagedKv allocate_checked(const std::vector<std::uint64_t>& lens, std::uint32_t page_rows, std::uint32_t ranks,
+                         std::uint64_t page_bytes, const Topology& topo);
 
 }  // namespace kb::gqa
