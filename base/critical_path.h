@@ -42,6 +42,11 @@ struct PathStep {
 // plain value; a step takes 24 bytes per op a chain enters. The runtime empties it when
 // a run starts (an account of an earlier run is never joined: its time is earlier).
 std::deque<PathStep>& path_steps();
+// Whether chains record their steps (on by default). Only the op log's critical spans
+// use them: a run that keeps no op log turns them off.
+inline bool path_steps_on = true;
+inline void keep_path_steps(bool on) { path_steps_on = on; }
+inline bool path_steps_kept() { return path_steps_on; }
 
 struct PathAccount {
   std::uint64_t at = 0;                        // simulated time reached (kernel time ticks)
@@ -69,10 +74,11 @@ struct PathAccount {
   // The chain goes on inside op-log record `id`.
   void enter(std::uint64_t id) {
     if (id == op) return;
+    op = id;
+    if (!path_steps_kept()) return;
     std::deque<PathStep>& steps = path_steps();
     steps.push_back({id, at, step});
     step = steps.size() - 1;
-    op = id;
   }
   std::uint64_t total() const;
 };

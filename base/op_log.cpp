@@ -10,14 +10,53 @@
 namespace kb {
 
 std::uint64_t OpLog::append(OpRecord r) {
-  r.id = records_.size();
-  records_.push_back(std::move(r));
-  return records_.back().id;
+  r.id = next_++;
+  if (keep_) records_.push_back(std::move(r));
+  else open_.emplace(r.id, std::move(r));
+  return next_ - 1;
+}
+
+std::uint64_t OpLog::append_closed(OpRecord r) {
+  const std::uint64_t id = append(std::move(r));
+  close(id);
+  return id;
+}
+
+OpRecord& OpLog::at(std::uint64_t id) { return keep_ ? records_.at(id) : open_.at(id); }
+
+void OpLog::close(std::uint64_t id) {
+  if (keep_) {
+    for (const Listener& l : listeners_) l(records_.at(id));
+    return;
+  }
+  const auto it = open_.find(id);
+  if (it == open_.end()) return;
+  for (const Listener& l : listeners_) l(it->second);
+  open_.erase(it);
+}
+
+void OpLog::close_open() {
+  std::vector<std::uint64_t> ids;
+  for (const auto& [id, r] : open_) ids.push_back(id);
+  std::sort(ids.begin(), ids.end());
+  for (const std::uint64_t id : ids) close(id);
+}
+
+OpLog::Listening OpLog::listen(Listener listener) {
+  listeners_.push_back(std::move(listener));
+  return Listening(*this, std::prev(listeners_.end()));
+}
+
+void OpLog::clear() {
+  records_.clear();
+  open_.clear();
+  next_ = 0;
 }
 
 void OpLog::group_by_pe(std::size_t first) {
   // Sort positions, then move the records along the permutation's cycles: a large log
   // is never copied whole (a stable_sort of the records would double its memory).
+  if (!keep_) return;
   const std::size_t n = records_.size() - first;
   std::vector<std::size_t> order(n);
   for (std::size_t i = 0; i < n; ++i) order[i] = first + i;
@@ -64,7 +103,7 @@ void OpLog::append_jsonl(const std::string& text) {
     r.hops = j.at("hops");
     r.tensor = j.at("tensor");
     r.shape = j.at("shape");
-    r.critical = j.at("critical").get<std::vector<std::pair<std::uint64_t, std::uint64_t>>>();
+    r.critical = j.at("critical").get<CriticalSpans>();
     append(std::move(r));
   }
 }
@@ -147,7 +186,7 @@ std::string csv_field(const std::string& text) {
 }
 
 // "100-164 300-420": the spans of a record on the critical path.
-std::string spans_text(const std::vector<std::pair<std::uint64_t, std::uint64_t>>& spans) {
+std::string spans_text(const CriticalSpans& spans) {
   std::string out;
   for (const auto& [begin, end] : spans) {
     if (!out.empty()) out += ' ';
@@ -158,31 +197,45 @@ std::string spans_text(const std::vector<std::pair<std::uint64_t, std::uint64_t>
 
 }  // namespace
 
+std::string jsonl_body(const OpRecord& r) {
+  const nlohmann::ordered_json j = {{"kernel", r.kernel}, {"pe", pe_text(r.pe)},
+                                    {"engine", r.engine}, {"kind", r.kind},
+                                    {"issue", r.issue},   {"start", r.start},
+                                    {"end", r.end},       {"bytes", r.bytes},
+                                    {"flops", r.flops},   {"peer", r.peer ? pe_text(*r.peer) : ""},
+                                    {"tag", r.tag},       {"hops", r.hops},
+                                    {"tensor", r.tensor}, {"shape", r.shape}};
+  const std::string text = j.dump();
+  return text.substr(1, text.size() - 2);  // the members, without the braces
+}
+
+std::string jsonl_line(std::uint64_t id, const std::string& body, const CriticalSpans& critical) {
+  return "{\"id\":" + std::to_string(id) + "," + body + ",\"critical\":" + nlohmann::json(critical).dump() + "}\n";
+}
+
+std::string csv_body(const OpRecord& r) {
+  std::ostringstream o;
+  o << csv_field(r.kernel) << ',' << pe_text(r.pe) << ',' << csv_field(r.engine) << ',' << csv_field(r.kind) << ','
+    << r.issue << ',' << r.start << ',' << r.end << ',' << r.bytes << ',' << r.flops << ','
+    << (r.peer ? pe_text(*r.peer) : "") << ',' << r.tag << ',' << r.hops << ',' << csv_field(r.tensor) << ','
+    << csv_field(r.shape);
+  return o.str();
+}
+
+std::string csv_line(std::uint64_t id, const std::string& body, const CriticalSpans& critical) {
+  return std::to_string(id) + ',' + body + ',' + spans_text(critical) + '\n';
+}
+
 std::string OpLog::to_jsonl() const {
   std::string out;
-  for (const auto& r : records_) {
-    nlohmann::ordered_json j = {{"id", r.id},         {"kernel", r.kernel}, {"pe", pe_text(r.pe)},
-                                {"engine", r.engine}, {"kind", r.kind},     {"issue", r.issue},
-                                {"start", r.start},   {"end", r.end},       {"bytes", r.bytes},
-                                {"flops", r.flops},   {"peer", r.peer ? pe_text(*r.peer) : ""},
-                                {"tag", r.tag},       {"hops", r.hops},     {"tensor", r.tensor},
-                                {"shape", r.shape}};
-    j["critical"] = r.critical;
-    out += j.dump() + "\n";
-  }
+  for (const auto& r : records_) out += jsonl_line(r.id, jsonl_body(r), r.critical);
   return out;
 }
 
-
 std::string OpLog::to_csv() const {
-  std::ostringstream o;
-  o << "id,kernel,pe,engine,kind,issue,start,end,bytes,flops,peer,tag,hops,tensor,shape,critical\n";
-  for (const auto& r : records_)
-    o << r.id << ',' << csv_field(r.kernel) << ',' << pe_text(r.pe) << ',' << csv_field(r.engine) << ','
-      << csv_field(r.kind) << ',' << r.issue << ',' << r.start << ',' << r.end << ',' << r.bytes << ',' << r.flops
-      << ',' << (r.peer ? pe_text(*r.peer) : "") << ',' << r.tag << ',' << r.hops << ',' << csv_field(r.tensor) << ','
-      << csv_field(r.shape) << ',' << spans_text(r.critical) << '\n';
-  return o.str();
+  std::string out = kOpLogCsvHeader;
+  for (const auto& r : records_) out += csv_line(r.id, csv_body(r), r.critical);
+  return out;
 }
 
 std::uint64_t OpLog::hash() const {

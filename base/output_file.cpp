@@ -13,12 +13,22 @@
 namespace kb {
 
 void write_file_atomically(const std::string& path, const std::string& contents) {
+  write_file_atomically(path, [&](std::ostream& out) { out << contents; });
+}
+
+void write_file_atomically(const std::string& path, const std::function<void(std::ostream&)>& write) {
   const std::string tmp = path + ".tmp." + std::to_string(::getpid());
   const interrupt::RemovedOnInterrupt removed(tmp);  // an interrupt leaves no torn file
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) throw std::runtime_error(path + ": cannot write output file: " + std::strerror(errno));
-    out << contents;
+    try {
+      write(out);
+    } catch (...) {
+      out.close();
+      std::remove(tmp.c_str());
+      throw;
+    }
     out.flush();
     if (!out) {
       std::remove(tmp.c_str());

@@ -16,20 +16,22 @@ void keep_slowest(std::optional<PathAccount>& slowest, const PathAccount& device
   if (!slowest || device.total() > slowest->total()) slowest = device;
 }
 
-void mark_critical(OpLog& log, const PathAccount& path, const sc_core::sc_time& origin, const sc_core::sc_time& cycle) {
+void critical_spans(std::map<std::uint64_t, CriticalSpans>& spans, const PathAccount& path,
+                    const sc_core::sc_time& origin, const sc_core::sc_time& cycle) {
   auto cycles = [&](std::uint64_t ticks) {
     return static_cast<std::uint64_t>((sc_core::sc_time::from_value(ticks) - origin) / cycle + 0.5);
   };
-  std::vector<const PathStep*> steps;  // newest first
-  for (std::uint64_t s = path.step; s < path_steps().size(); s = path_steps()[s].before)
-    steps.push_back(&path_steps()[s]);
+  std::vector<std::uint64_t> entered;
   std::uint64_t until = path.at;
-  for (const PathStep* s : steps) {  // each span ends where the next one began
-    if (s->op < log.size() && until > s->at) log.at(s->op).critical.emplace_back(cycles(s->at), cycles(until));
-    until = s->at;
+  for (std::uint64_t s = path.step; s < path_steps().size(); s = path_steps()[s].before) {  // newest first
+    const PathStep& step = path_steps()[s];
+    if (step.op != kNoOp && until > step.at) {  // each span ends where the next one began
+      spans[step.op].emplace_back(cycles(step.at), cycles(until));
+      entered.push_back(step.op);
+    }
+    until = step.at;
   }
-  for (const PathStep* s : steps)
-    if (s->op < log.size()) std::sort(log.at(s->op).critical.begin(), log.at(s->op).critical.end());
+  for (const std::uint64_t op : entered) std::sort(spans[op].begin(), spans[op].end());
 }
 
 CriticalPath path_cycles(const std::optional<PathAccount>& path, const Topology& topo) {

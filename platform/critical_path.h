@@ -1,6 +1,7 @@
 #pragma once
 // A run's critical path (docs/critical_path.md): the account of the PE program that
 // finished last on the slowest device, in cycles per cause.
+#include <map>
 #include <optional>
 #include <vector>
 
@@ -18,8 +19,10 @@ PathAccount device_path(const std::vector<PeCpu*>& cpus);
 void keep_slowest(std::optional<PathAccount>& slowest, const PathAccount& device);
 // In cycles of the topology's clock (empty for no path).
 CriticalPath path_cycles(const std::optional<PathAccount>& path, const Topology& topo);
-// Writes into `log` the spans of the device's path `path` (from `origin`, in cycles of
-// `cycle`) spent in each op: from when it entered the op until it entered the next one.
-void mark_critical(OpLog& log, const PathAccount& path, const sc_core::sc_time& origin, const sc_core::sc_time& cycle);
+// The spans of the device's path `path` (from `origin`, in cycles of `cycle`) spent in
+// each op-log record it entered, by record id: from when it entered the op until it
+// entered the next one. Added to `spans`.
+void critical_spans(std::map<std::uint64_t, CriticalSpans>& spans, const PathAccount& path,
+                    const sc_core::sc_time& origin, const sc_core::sc_time& cycle);
 
 }  // namespace kb

@@ -12,7 +12,9 @@ constexpr std::uint64_t kPlacementAlign = 256;  // bytes; keeps shards burst-fri
 }
 
 RuntimeContext::RuntimeContext(System& system, RunOptions options)
-    : system_(system), options_(options) {}
+    : system_(system), options_(options) {
+  log_.keep(options.op_log == RunOptions::OpLogKept::Records);
+}
 
 RuntimeContext::~RuntimeContext() = default;
 
@@ -142,6 +144,8 @@ void RuntimeContext::run() {
   last_run_cycles_ = 0;
   slowest_.reset();
   path_steps().clear();
+  spans_.clear();
+  keep_path_steps(options_.op_log != RunOptions::OpLogKept::Nothing);
   auto pending = std::move(pending_);
   pending_.clear();
   // Initialise the simulation (every process runs once) before the first device starts,
@@ -174,14 +178,20 @@ void RuntimeContext::run() {
     std::vector<PeCpu*> cpus;
     for (const auto& [cpu, program] : programs) cpus.push_back(cpu);
     const PathAccount path = device_path(cpus);
-    mark_critical(log_, path, origin_, cycle_time(system_.topology()));
+    if (options_.op_log != RunOptions::OpLogKept::Nothing)
+      kb::critical_spans(spans_, path, origin_, cycle_time(system_.topology()));
     keep_slowest(slowest_, path);
+  }
+  if (log_.keeps()) {
+    for (const auto& [id, spans] : std::exchange(spans_, {}))
+      if (id >= first_record && id < log_.size()) log_.at(id).critical = spans;
   }
   log_.group_by_pe(first_record);
 }
 
 std::vector<PeCpu*> RuntimeContext::start() {
   path_steps().clear();  // a platform that runs job after job keeps no history of the old ones
+  keep_path_steps(options_.op_log != RunOptions::OpLogKept::Nothing);
   origin_ = sc_core::sc_time_stamp();
   system_.set_time_origin(origin_);
   std::vector<PeCpu*> started;
@@ -206,6 +216,7 @@ void RuntimeContext::simulate_device(SipId device, const std::vector<std::pair<P
   const sc_core::sc_time limit = options_.max_cycles ? origin_ + cycle * static_cast<double>(options_.max_cycles)
                                                      : sc_core::sc_max_time();
   auto stop = [&](const std::string& why) {
+    log_.close_open();
     log_.group_by_pe(first_record);
     const auto at = static_cast<std::uint64_t>((sc_core::sc_time_stamp() - origin_) / cycle + 0.5);
     std::size_t running = 0;

@@ -23,6 +23,14 @@ struct RunOptions {
   bool data = false;                 // data mode: real bytes and real results
   std::uint64_t max_cycles = 0;      // stop a device's simulation after this many cycles (0: no limit)
   double timeout_seconds = 0;        // stop the run after this much wall time (0: no limit)
+  // What the run keeps of its op log. Records go to the log's listeners as they close
+  // in every case; only Records keeps them, so memory grows with the run's ops.
+  enum class OpLogKept : std::uint8_t {
+    Records,  // every record, with its critical spans (tests and the timeline read them)
+    Spans,    // only the critical path's spans by record id (an op-log file written as the run goes)
+    Nothing,  // no record and no critical-path history
+  };
+  OpLogKept op_log = OpLogKept::Records;
 };
 
 // A run that could not complete: a deadlock, or a placement that does not fit.
@@ -84,6 +92,9 @@ class RuntimeContext {
 
   OpLog& op_log() { return log_; }
   const OpLog& op_log() const { return log_; }
+  // The last run's critical spans by record id as the run numbered them (OpLogKept::Spans;
+  // with Records they are in the records, renumbered by PE).
+  const std::map<std::uint64_t, CriticalSpans>& critical_spans() const { return spans_; }
   System& system() { return system_; }
   bool data_mode() const { return options_.data; }
   std::uint64_t last_run_cycles() const { return last_run_cycles_; }
@@ -102,6 +113,7 @@ class RuntimeContext {
   System& system_;
   RunOptions options_;
   OpLog log_;
+  std::map<std::uint64_t, CriticalSpans> spans_;
   std::map<PeCoord, std::uint64_t> next_free_;  // per HBM channel: bump allocator
   std::map<PeCoord, std::unique_ptr<tl::Ctx>> contexts_;
   std::map<SipId, std::vector<std::pair<PeCpu*, PeCpu::Program>>> pending_;  // launched, not yet run

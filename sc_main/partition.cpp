@@ -12,6 +12,7 @@
 
 #include "workloads/result.h"
 #include "base/interrupt.h"
+#include "base/op_log_file.h"
 #include "sc_main/processes.h"
 
 namespace kb::cli {
@@ -26,7 +27,10 @@ std::vector<std::vector<SipId>> split_devices(const std::vector<SipId>& devices,
 }
 
 std::vector<Json> run_parts(const std::vector<std::string>& args, const std::vector<SipId>& devices,
-                            const std::vector<std::vector<SipId>>& parts, OpLog* log) {
+                            const std::vector<std::vector<SipId>>& parts, OpLog* log,
+                            const std::string& op_log_path) {
+  // A part writes its op log in the format the parent's file has.
+  const std::string log_ext = op_log_path.ends_with(".csv") ? ".csv" : ".jsonl";
   const auto scratch = std::filesystem::temp_directory_path() / ("kernbench_jobs_" + std::to_string(::getpid()));
   std::filesystem::create_directories(scratch);
   const interrupt::RemovedOnInterrupt scratch_removed(scratch.string());
@@ -35,12 +39,13 @@ std::vector<Json> run_parts(const std::vector<std::string>& args, const std::vec
   std::vector<std::vector<std::string>> commands(parts.size());
   for (std::size_t i = 0; i < parts.size(); ++i) {
     const std::string stem = (scratch / std::to_string(i)).string();
-    for (const char* ext : {".json", ".jsonl", ".log"})
+    for (const char* ext : {".json", ".jsonl", ".csv", ".log"})
       files_removed.push_back(std::make_unique<interrupt::RemovedOnInterrupt>(stem + ext));
     commands[i] = args;
     commands[i].insert(commands[i].end(), {"--devices", workloads::devices_text(devices), "--simulate",
                                            workloads::devices_text(parts[i]), "--part", stem + ".json"});
     if (log != nullptr) commands[i].insert(commands[i].end(), {"--op-log", stem + ".jsonl"});
+    else if (!op_log_path.empty()) commands[i].insert(commands[i].end(), {"--op-log", stem + log_ext});
     running[spawn_self(commands[i], stem + ".log")] = i;
   }
   std::string failure;
@@ -57,17 +62,20 @@ std::vector<Json> run_parts(const std::vector<std::string>& args, const std::vec
                 command_text(commands[i]) + "):\n" + log_tail((scratch / (std::to_string(i) + ".log")).string());
   }
   std::vector<Json> out;
+  std::vector<std::string> part_logs;
   if (failure.empty())
     for (std::size_t i = 0; i < parts.size(); ++i) {
       const std::string stem = (scratch / std::to_string(i)).string();
       std::ifstream json(stem + ".json");
       out.push_back(Json::parse(json));
+      if (!op_log_path.empty() && log == nullptr) part_logs.push_back(stem + log_ext);
       if (log == nullptr) continue;
       std::ifstream jsonl(stem + ".jsonl");
       std::stringstream text;
       text << jsonl.rdbuf();
       log->append_jsonl(text.str());
     }
+  if (failure.empty() && !part_logs.empty()) concatenate_op_logs(op_log_path, part_logs);
   std::filesystem::remove_all(scratch);
   if (!failure.empty()) throw std::runtime_error(failure);
   return out;

@@ -21,8 +21,11 @@ std::vector<std::vector<SipId>> split_devices(const std::vector<SipId>& devices,
 
 // Runs `kernbench ARGS --devices ALL --simulate PART --part F` for every part at once
 // and waits; with `log`, the parts also write their op logs, which fill it in device
-// order. Returns the parts. Throws naming the failed part and its last output lines.
+// order; with an `op_log_path` instead, their op-log files are joined into that file in
+// device order (concatenate_op_logs), held by no process. Returns the parts. Throws
+// naming the failed part and its last output lines.
 std::vector<nlohmann::json> run_parts(const std::vector<std::string>& args, const std::vector<SipId>& devices,
-                                      const std::vector<std::vector<SipId>>& parts, OpLog* log);
+                                      const std::vector<std::vector<SipId>>& parts, OpLog* log,
+                                      const std::string& op_log_path);
 
 }  // namespace kb::cli

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -14,6 +15,7 @@
 #include <boost/program_options.hpp>
 #include <systemc>
 
+#include "base/op_log_file.h"
 #include "base/output_file.h"
 #include "base/topology.h"
 #include "base/units.h"
@@ -307,8 +309,16 @@ int execute_run(const RunRequest& q) {
   }
   for (const std::string& note : job->notes()) std::cout << "kernbench: " << note << "\n";
 
+  // The op log is kept whole where the timeline, the job or MPI's gather reads it; an
+  // --op-log file alone is written as the run goes (OpLogFile) and nothing is kept.
+  const bool want_log = !q.op_log.empty() || !q.timeline.empty();
+  const bool keep_log = !q.timeline.empty() || job->reads_op_log() || (mpi && want_log);
+  const bool stream_log = !q.op_log.empty() && !keep_log;
+  std::optional<OpLogFile> log_file;
+  const std::map<std::uint64_t, CriticalSpans>* spans = nullptr;  // the run's, for log_file
   auto write_traces = [&](const OpLog& log) {
-    if (!q.op_log.empty())
+    if (log_file) log_file->finish(spans ? *spans : std::map<std::uint64_t, CriticalSpans>{});
+    else if (!q.op_log.empty() && !stream_log)
       write_file_atomically(q.op_log, q.op_log.ends_with(".csv") ? log.to_csv() : log.to_jsonl());
     if (!q.timeline.empty()) write_file_atomically(q.timeline, chrome_trace(log, topo));
   };
@@ -339,7 +349,6 @@ int execute_run(const RunRequest& q) {
       write_file_atomically(q.part, r.to_json().dump() + "\n");
       return 0;
     }
-    const bool want_log = !q.op_log.empty() || !q.timeline.empty();
     const nlohmann::json message = {{"part", r.to_json()}, {"op_log", want_log ? log.to_jsonl() : ""}};
     if (world.rank() != 0) {
       world.send(0, message.dump());
@@ -361,8 +370,8 @@ int execute_run(const RunRequest& q) {
   };
   if (q.jobs > 1) {
     OpLog log;
-    const bool want_log = !q.op_log.empty() || !q.timeline.empty();
-    const auto parts = run_parts(q.part_command, devices, split_devices(devices, q.jobs), want_log ? &log : nullptr);
+    const auto parts = run_parts(q.part_command, devices, split_devices(devices, q.jobs),
+                                 want_log && keep_log ? &log : nullptr, stream_log ? q.op_log : "");
     return finish_parts(parts, log, seconds_since(t0));
   }
   System system("system", topo);
@@ -378,7 +387,16 @@ int execute_run(const RunRequest& q) {
   t0 = std::chrono::steady_clock::now();
   RunOptions run_options = q.limits;
   run_options.data = job->data_mode(q.data);
+  run_options.op_log = keep_log ? RunOptions::OpLogKept::Records
+                     : stream_log ? RunOptions::OpLogKept::Spans
+                                  : RunOptions::OpLogKept::Nothing;
   RuntimeContext rt(system, run_options);
+  std::optional<OpLog::Listening> streaming;
+  if (stream_log) {
+    log_file.emplace(q.op_log);
+    streaming.emplace(rt.op_log().listen([&](const OpRecord& r) { log_file->add(r); }));
+    spans = &rt.critical_spans();
+  }
   try {
     workloads::Result r = job->run(rt);
     r.wall = {elaboration_seconds, seconds_since(t0), report::peak_rss_kib(), system.transactions()};

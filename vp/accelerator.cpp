@@ -21,7 +21,7 @@ Accelerator::Accelerator(const sc_core::sc_module_name& name, const Topology& to
       control("control"),
       irq("irq", false),
       system_("system", one_sip(topo), true),
-      runtime_(system_, RunOptions{.data = true}) {
+      runtime_(system_, RunOptions{.data = true, .op_log = RunOptions::OpLogKept::Nothing}) {
   hbm.bind(system_.sip(SipId(0)).host());
   control.register_b_transport(this, &Accelerator::b_transport);
   control.register_transport_dbg(this, &Accelerator::transport_dbg);

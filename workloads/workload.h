@@ -89,6 +89,9 @@ class Job {
   virtual std::vector<std::string> notes() const { return {}; }
   // Whether the job simulates values (data mode), given the program's --data.
   virtual bool data_mode(bool asked) const { return asked; }
+  // Whether the job reads the whole op log after its run, so the runtime must keep every
+  // record (otherwise a run keeps none unless traces are asked for).
+  virtual bool reads_op_log() const { return false; }
   // Runs on a fresh runtime of the setup's system; fills the workload's figures (and
   // numerics), not the common fields the program measures (utilisation, wall time).
   virtual Result run(RuntimeContext& rt) = 0;

@@ -171,11 +171,11 @@ void Ctx::consume(const Tensor& t, const std::string& op) {
 }
 
 void Ctx::add_reader(const Tensor& t, const Command& cmd) {
-  t.buffer_->readers.push_back({&cmd, t.span_begin(), t.span_end()});
+  t.buffer_->readers.push_back({CommandHandle(cmd), t.span_begin(), t.span_end()});
 }
 
 void Ctx::add_writer(const Tensor& t, const Command& cmd) {
-  t.buffer_->writers.push_back({&cmd, t.span_begin(), t.span_end()});
+  t.buffer_->writers.push_back({CommandHandle(cmd), t.span_begin(), t.span_end()});
 }
 
 void Ctx::prepare_write(const Tensor& t) {
@@ -196,8 +196,8 @@ void Ctx::wait_for_readers(const Tensor& t) {
   std::erase_if(b.readers, finished);
 }
 
-std::vector<const Command*> Ctx::pending_accesses(const Tensor& t, bool write) const {
-  std::vector<const Command*> out;
+std::vector<CommandHandle> Ctx::pending_accesses(const Tensor& t, bool write) const {
+  std::vector<CommandHandle> out;
   const Buffer& b = *t.buffer_;
   for (const auto* list : {&b.writers, write ? &b.readers : nullptr})
     if (list)
@@ -253,14 +253,18 @@ std::uint64_t Ctx::record_cpu(const std::string& kind, const char* cpu_op, const
   r.issue = r.start = cycles(sc_core::sc_time_stamp());
   charge(cpu_op);
   r.end = cycles(sc_core::sc_time_stamp());
-  return log_.append(std::move(r));
+  return log_.append_closed(std::move(r));
 }
 
 void Ctx::completed(const Command& cmd) {
   OpRecord& r = log_.at(cmd.op_id);
   r.start = cycles(cmd.started);
   r.end = cycles(cmd.finished);
-  if (cmd.receive) log_.at(cmd.receive->op_id).end = cycles(cmd.receive->arrival);
+  log_.close(cmd.op_id);
+  if (cmd.receive) {
+    log_.at(cmd.receive->op_id).end = cycles(cmd.receive->arrival);
+    log_.close(cmd.receive->op_id);
+  }
 }
 
 void Ctx::finish() {
@@ -289,7 +293,9 @@ void Ctx::phase(const std::string& name) {
 }
 
 void Ctx::end_phase() {
-  if (phase_) log_.at(*phase_).end = cycles(sc_core::sc_time_stamp());
+  if (!phase_) return;
+  log_.at(*phase_).end = cycles(sc_core::sc_time_stamp());
+  log_.close(*phase_);
   phase_.reset();
 }
 
@@ -412,7 +418,7 @@ void Ctx::store(const DeviceTensor& t, RowRange rows, const Tensor& x) {
   r.shape = shape_text(x.shape());
   const Command& cmd = issue(c, std::move(r));
   add_reader(x, cmd);
-  stores_.push_back({&t.placements(), rows, &cmd});
+  stores_.push_back({&t.placements(), rows, CommandHandle(cmd)});
 }
 
 // ---- GEMM -----------------------------------------------------------------------------
@@ -423,9 +429,9 @@ Tensor Ctx::gemm_into(const Tensor& a, const Tensor& b, const CompositeOpts& opt
   charge(composite ? "composite" : "dot");
   // A streamed composite whose a is still being loaded starts streaming b at once; its
   // GEMMs wait for the load in the scheduler (the first K tile streams while Q loads).
-  const Command* a_load = nullptr;
+  CommandHandle a_load;
   if (composite && b.is_ref() && a.buffer_ && a.buffer_->receives.empty()) {
-    const std::vector<const Command*> pending = pending_accesses(a, false);
+    const std::vector<CommandHandle> pending = pending_accesses(a, false);
     if (pending.size() == 1 && pending.front()->kind == Command::Kind::DmaRead) a_load = pending.front();
   }
   if (!a_load) consume(a, op);
@@ -691,7 +697,7 @@ Tensor Ctx::merge_state(const Tensor& state, const Tensor& other) {
   seq.kind = Command::Kind::Sequence;
   seq.receive = receive_in_scheduler(other);
   seq.waits_for = pending_accesses(other, true);
-  for (const Command* c : pending_accesses(state, true)) seq.waits_for.push_back(c);
+  for (CommandHandle& c : pending_accesses(state, true)) seq.waits_for.push_back(std::move(c));
   auto columns = [&](const Tensor& t, std::uint32_t begin, std::uint32_t count) {
     TcmView v = view_of(t);
     v.offset += static_cast<std::uint64_t>(begin) * 4;
@@ -720,7 +726,7 @@ Tensor Ctx::merge_state(const Tensor& state, const Tensor& other) {
   r.shape = shape_text(state.shape());
   const Command& cmd = issue(seq, std::move(r));
   for (const Tensor* t : {&m_new, &alpha, &beta, &other, &state}) add_writer(*t, cmd);
-  if (cmd.receive) scheduler_receives_[{cmd.receive->src_cube, cmd.receive->src_pe, cmd.receive->tag}] = &cmd;
+  if (cmd.receive) scheduler_receives_[{cmd.receive->src_cube, cmd.receive->src_pe, cmd.receive->tag}] = CommandHandle(cmd);
   return state;
 }
 
@@ -953,7 +959,7 @@ void Ctx::send(const PeCoord& dst, const Tensor& x, std::uint32_t tag) {
   add_reader(x, cmd);
   if (!cmd.receive) return;
   add_writer(x, cmd);
-  scheduler_receives_[{cmd.receive->src_cube, cmd.receive->src_pe, cmd.receive->tag}] = &cmd;
+  scheduler_receives_[{cmd.receive->src_cube, cmd.receive->src_pe, cmd.receive->tag}] = CommandHandle(cmd);
 }
 
 Tensor Ctx::recv_async(const PeCoord& src, const Shape& shape, DType dtype, std::uint32_t tag,
@@ -1067,6 +1073,7 @@ void Ctx::take_one(Buffer& b, std::uint64_t op) {
   if (data_ && !m->data.empty()) std::copy(m->data.begin(), m->data.end(), pe_.tcm.data(r.offset));
   b.receives.erase(std::find_if(b.receives.begin(), b.receives.end(), [&](const auto& x) { return x.op == op; }));
   log_.at(r.op).end = cycles(m->arrival);
+  log_.close(r.op);
 }
 
 Tensor Ctx::recv(const PeCoord& src, const Shape& shape, DType dtype, std::uint32_t tag) {

@@ -192,7 +192,7 @@ class Ctx {
   void add_reader(const Tensor& t, const Command& cmd);
   void add_writer(const Tensor& t, const Command& cmd);
   // The commands still writing (and, for a write, reading) the bytes t spans.
-  std::vector<const Command*> pending_accesses(const Tensor& t, bool write) const;
+  std::vector<CommandHandle> pending_accesses(const Tensor& t, bool write) const;
   // Hands a posted receive to the scheduler (the merge that consumes it takes it there).
   std::optional<Command::Receive> receive_in_scheduler(const Tensor& t);  // t: one posted receive
   // A sequence's running state: waits only when something other than a sequence wrote
@@ -236,11 +236,11 @@ class Ctx {
   struct PendingStore {
     const void* tensor;
     RowRange rows;
-    const Command* cmd;
+    CommandHandle cmd;
   };
   std::vector<PendingStore> stores_;
   // The last receive per (sender cube, sender PE, tag) handed to the scheduler.
-  std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>, const Command*> scheduler_receives_;
+  std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>, CommandHandle> scheduler_receives_;
   TcmUse use_;
   std::string waiting_for_;
   std::uint32_t scopes_ = 0;

@@ -17,7 +17,7 @@ enum class Arena : std::uint8_t { Scratch, Persistent };
 // A command reading or writing bytes [begin, end) of a buffer: an access elsewhere in
 // the buffer need not wait for it (rows of a state merge while others are updated).
 struct Access {
-  const Command* cmd;
+  CommandHandle cmd;
   std::uint64_t begin, end;
 };
 

@@ -56,6 +56,37 @@ EngineKind Command::engine() const {
   return EngineKind::Dma;
 }
 
+CommandPool::~CommandPool() {
+  for (Command& c : slots_) {  // handles between slots go first: no slot outlives one it holds
+    c.waits_for.clear();
+    c.after = {};
+  }
+}
+
+Command& CommandPool::take(const Command& c) {
+  Command* slot = nullptr;
+  if (free_.empty()) {
+    slot = &slots_.emplace_back();
+    slot->slot.pool = this;
+  } else {
+    slot = free_.back();
+    free_.pop_back();
+  }
+  *slot = c;
+  return *slot;
+}
+
+void CommandPool::retire(Command& c) {
+  if (c.slot.holds == 0) release(c);
+}
+
+void CommandPool::release(const Command& c) {
+  Command& free = *const_cast<Command*>(&c);  // one of slots_
+  free.waits_for.clear();  // what it held is free to go too
+  free.after = {};
+  free_.push_back(&free);
+}
+
 tlm::tlm_generic_payload* command_payload(PayloadPool& pool, Command& cmd) {
   tlm::tlm_generic_payload* gp = pool.allocate();
   gp->set_command(tlm::TLM_IGNORE_COMMAND);

@@ -2,8 +2,10 @@
 // The descriptor of one engine command. It travels from PeCpu through PeScheduler to
 // an engine as a tlm_generic_payload carrying a CommandExtension.
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <systemc>
@@ -15,6 +17,31 @@
 namespace kb {
 
 class PayloadPool;
+struct Command;
+class CommandPool;
+
+// A hold on a command a PE's CPU issued (tl's lists of what reads or writes a buffer, a
+// held command's waits). The CPU reuses a command's slot once the command is done and
+// no handle holds it, so a handle's command stays readable for as long as it lives.
+class CommandHandle {
+ public:
+  CommandHandle() = default;
+  explicit CommandHandle(const Command& c);
+  CommandHandle(const CommandHandle& other) : CommandHandle(other.c_) {}
+  CommandHandle& operator=(CommandHandle other) {
+    std::swap(c_, other.c_);
+    return *this;
+  }
+  ~CommandHandle();
+  const Command* get() const { return c_; }
+  const Command& operator*() const { return *c_; }
+  const Command* operator->() const { return c_; }
+  explicit operator bool() const { return c_ != nullptr; }
+
+ private:
+  explicit CommandHandle(const Command* c);
+  const Command* c_ = nullptr;
+};
 
 enum class EngineKind : std::uint8_t { Dma, Gemm, Math, Ipcq };
 inline constexpr std::size_t kEngineKinds = 4;
@@ -62,7 +89,7 @@ struct Command {
   std::uint32_t stage_buffers = 2;
   // Composite: its GEMMs wait until this command (the DMA load of a) has been served;
   // the stream of b starts at once.
-  const Command* after = nullptr;
+  CommandHandle after;
 
   // Math: out = op(in0, in1, in2) with row/col broadcast of in1/in2; `scalar` for Scale
   // and Fill. Timing: ceil(E/L) * cost(op), plus log2(width) per row group for reductions.
@@ -80,7 +107,7 @@ struct Command {
 
   // Held in the scheduler until the commands in `waits_for` (this PE's) have been served
   // and, with a `receive`, its message is in: the program issues it without waiting.
-  std::vector<const Command*> waits_for;
+  std::vector<CommandHandle> waits_for;
   struct Receive {
     std::uint32_t src_cube = 0, src_pe = 0, tag = 0;
     std::uint64_t bytes = 0;
@@ -106,8 +133,47 @@ struct Command {
   // The critical-path account: from its issuer when issued, at its end once done.
   PathAccount path;
 
+  // The issuing CPU's pool and the handles holding it; a copy is a new command, so
+  // neither is copied with it.
+  struct Slot {
+    CommandPool* pool = nullptr;
+    std::uint32_t holds = 0;
+    Slot() = default;
+    Slot(const Slot&) {}
+    Slot& operator=(const Slot&) { return *this; }
+  };
+  mutable Slot slot;
+
   EngineKind engine() const;
 };
+
+// The commands a PE's CPU has issued and not yet recycled. A slot is free again once its
+// command is done and no CommandHandle holds it: the pool grows to the most commands
+// alive at once, not to the number issued (a Command& the CPU returns is good until the
+// program next waits; hold a CommandHandle to keep it longer).
+class CommandPool {
+ public:
+  CommandPool() = default;
+  ~CommandPool();
+  CommandPool(const CommandPool&) = delete;
+  CommandPool& operator=(const CommandPool&) = delete;
+  Command& take(const Command& c);  // a slot holding a copy of c
+  void retire(Command& c);          // it is done: its slot is free once no handle holds it
+  void release(const Command& c);   // its last handle is gone
+  std::size_t slots() const { return slots_.size(); }
+
+ private:
+  std::deque<Command> slots_;
+  std::vector<Command*> free_;
+};
+
+inline CommandHandle::CommandHandle(const Command& c) : CommandHandle(&c) {}
+inline CommandHandle::CommandHandle(const Command* c) : c_(c) {
+  if (c_) ++c_->slot.holds;
+}
+inline CommandHandle::~CommandHandle() {
+  if (c_ && --c_->slot.holds == 0 && c_->done && c_->slot.pool) c_->slot.pool->release(*c_);
+}
 
 class CommandExtension : public tlm::tlm_extension<CommandExtension> {
  public:

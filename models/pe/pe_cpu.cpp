@@ -43,8 +43,7 @@ void PeCpu::run() {
 }
 
 Command& PeCpu::issue(const Command& command) {
-  commands_.push_back(command);
-  Command& c = commands_.back();
+  Command& c = commands_.take(command);
   c.issued = sc_core::sc_time_stamp();
   path_.advance(ticks(c.issued), Cause::Cpu);
   c.path = path_;
@@ -61,6 +60,7 @@ void PeCpu::completed(tlm::tlm_generic_payload& gp) {
   --pending_;
   gp.release();
   if (hook_) hook_(c);
+  commands_.retire(c);
   completed_.notify(sc_core::SC_ZERO_TIME);
 }
 

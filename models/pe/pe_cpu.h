@@ -3,7 +3,6 @@
 // PeScheduler without blocking and waits only for the ones it needs; `spend` charges
 // the CPU's own issue cycles. An exception thrown by the program is kept for the host
 // to report and stops the simulation (or, with an error hook, calls the hook instead).
-#include <deque>
 #include <exception>
 #include <functional>
 
@@ -39,12 +38,15 @@ class PeCpu : public sc_core::sc_module {
   // simulation keeps it running). The CPU takes no program after an error.
   void on_error(std::function<void()> hook) { error_hook_ = std::move(hook); }
 
-  // Called from the program: issue without blocking; wait for one or for all.
+  // Called from the program: issue without blocking; wait for one or for all. The
+  // command returned is good until the program next waits (CommandPool).
   Command& issue(const Command& command);
   void wait(const Command& command);
   void wait_all();
   void spend(std::uint64_t cycles);  // the CPU's own time
   std::size_t pending() const { return pending_; }
+  // Command slots the CPU has made: the most commands alive at once (CommandPool).
+  std::size_t command_slots() const { return commands_.slots(); }
 
   // The program's critical-path account: how it got to where it is (at its end once
   // finished). The program joins what it waited for outside the CPU (a message).
@@ -63,7 +65,7 @@ class PeCpu : public sc_core::sc_module {
   std::exception_ptr error_;
   CompletionHook hook_;
   std::function<void()> error_hook_;
-  std::deque<Command> commands_;
+  CommandPool commands_;
   std::size_t pending_ = 0;
   PayloadPool pool_;
   PathAccount path_;

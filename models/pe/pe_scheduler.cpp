@@ -84,7 +84,7 @@ void PeScheduler::release_held() {
                            return same_queue(CommandExtension::of(*e.gp), cmd);
                          })->gp == h.gp;
     return in_turn && (!cmd.receive || h.message) &&
-           std::all_of(cmd.waits_for.begin(), cmd.waits_for.end(), [](const Command* c) { return c->served; });
+           std::all_of(cmd.waits_for.begin(), cmd.waits_for.end(), [](const CommandHandle& c) { return c->served; });
   };
   for (auto it = std::find_if(held_.begin(), held_.end(), ready); it != held_.end();
        it = std::find_if(held_.begin(), held_.end(), ready)) {
@@ -92,7 +92,7 @@ void PeScheduler::release_held() {
     const std::optional<Message> message = std::move(it->message);
     held_.erase(it);
     Command& cmd = CommandExtension::of(*gp);
-    for (const Command* c : cmd.waits_for) cmd.path.join(c->path);
+    for (const CommandHandle& c : cmd.waits_for) cmd.path.join(c->path);
     if (message) {
       Command::Receive& r = *cmd.receive;
       if (message->bytes != r.bytes)
@@ -130,7 +130,7 @@ void PeScheduler::served(tlm::tlm_generic_payload& gp) {
   const auto it = sub_of_.find(&done);
   if (it == sub_of_.end()) {  // a plain command: back to the CPU, or the next step
     for (Composite& c : composites_)  // GEMMs held for this load may go now
-      if (c.macro && CommandExtension::of(*c.macro).after == &done)
+      if (c.macro && CommandExtension::of(*c.macro).after.get() == &done)
         for (auto& [tile, path] : std::exchange(c.held, {})) {
           path.join(done.path);
           issue_gemm(c, tile, path);
@@ -143,7 +143,7 @@ void PeScheduler::served(tlm::tlm_generic_payload& gp) {
   gp.release();
   Composite& c = *comp;
   if (done.kind == Command::Kind::DmaRead) {
-    const Command* after = CommandExtension::of(*c.macro).after;
+    const CommandHandle& after = CommandExtension::of(*c.macro).after;
     if (after && !after->served) c.held.emplace_back(tile, done.path);
     else issue_gemm(c, tile, done.path);
     return;

@@ -1,8 +1,17 @@
 // The op log's CSV, read back with a real CSV parser: every row has the header's fields
-// and every field its value, commas and quotes included.
+// and every field its value, commas and quotes included. A log that keeps no record hands
+// each to its listeners as it closes, and a file written as the run goes (OpLogFile) has
+// the bytes of the log kept whole.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <unistd.h>
+
 #include "base/op_log.h"
+#include "base/op_log_file.h"
 #include "tests/csv_support.h"
 
 namespace kb {
@@ -33,6 +42,112 @@ TEST(OpLogCsv, EveryRowHasTheHeadersFieldsWithCommasAndQuotesIntact) {
   EXPECT_EQ(rows[2][13], "odd \"name\", with a comma");
   EXPECT_EQ(rows[2][14], "64 x 128 x 64");
   EXPECT_EQ(rows[2][15], "4-100 150-200");  // its spans on the critical path
+}
+
+// Records of three PEs, opened in an interleaved issue order and closed in another, one
+// with a line break and quotes in its tensor name.
+struct Interleaved {
+  std::vector<OpRecord> issued;
+  std::vector<std::size_t> close_order;
+  Interleaved() {
+    const PeCoord pes[] = {{SipId(1), CubeId(0), PeId(2)}, {SipId(0), CubeId(3), PeId(1)}, {SipId(0), CubeId(0), PeId(5)}};
+    for (std::uint64_t i = 0; i < 30; ++i) {
+      OpRecord r;
+      r.kernel = "k";
+      r.pe = pes[i % 3];
+      r.engine = i % 2 ? "dma" : "gemm";
+      r.kind = "op" + std::to_string(i);
+      r.issue = i;
+      r.start = i + 1;
+      r.end = i + 10;
+      r.bytes = 100 * i;
+      r.tensor = i == 7 ? "a \"quoted\",\nname" : "t";
+      issued.push_back(r);
+      close_order.push_back((i * 7) % 30);  // 7 and 30 are coprime: every record once
+    }
+  }
+  // Opens every record, sets its end and closes it in close_order (ids from `first`).
+  void replay(OpLog& log, std::uint64_t first = 0) const {
+    for (const OpRecord& r : issued) log.append(r);
+    for (const std::size_t i : close_order) {
+      log.at(first + i).end += 1;
+      log.close(first + i);
+    }
+  }
+};
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+TEST(OpLogListeners, AnUnkeptLogHandsEveryRecordOverAsItClosesAndHoldsNone) {
+  const Interleaved run;
+  OpLog log;
+  log.keep(false);
+  std::vector<std::uint64_t> seen;
+  std::uint64_t end_sum = 0;
+  {
+    const OpLog::Listening listening = log.listen([&](const OpRecord& r) {
+      seen.push_back(r.id);
+      end_sum += r.end;
+    });
+    run.replay(log);
+  }
+  EXPECT_EQ(log.size(), 30u);
+  EXPECT_TRUE(log.records().empty());
+  ASSERT_EQ(seen.size(), 30u);
+  for (std::size_t i = 0; i < 30; ++i) EXPECT_EQ(seen[i], run.close_order[i]);  // final values, as closed
+  EXPECT_EQ(end_sum, 30u * 10 + 29u * 30 / 2 + 30);
+  EXPECT_THROW(log.at(3), std::out_of_range);  // gone once closed
+  OpRecord late;
+  late.kind = "late";
+  log.append(late);
+  log.close(30);  // no listener any more: nothing is called
+  EXPECT_TRUE(log.records().empty());
+}
+
+TEST(OpLogFile, AFileWrittenAsTheRunGoesHasTheBytesOfTheLogKeptWhole) {
+  const Interleaved run;
+  const std::map<std::uint64_t, CriticalSpans> critical = {{4, {{3, 5}, {8, 9}}}, {25, {{20, 30}}}};
+  const auto dir = std::filesystem::temp_directory_path() / ("kernbench_oplog_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  for (const char* ext : {".jsonl", ".csv"}) {
+    OpLog kept;
+    run.replay(kept);
+    for (const auto& [id, spans] : critical) kept.at(id).critical = spans;
+    kept.group_by_pe(0);
+
+    const std::string path = (dir / (std::string("log") + ext)).string();
+    OpLog streamed;
+    streamed.keep(false);
+    {
+      OpLogFile file(path);
+      const OpLog::Listening listening = streamed.listen([&](const OpRecord& r) { file.add(r); });
+      run.replay(streamed);
+      file.finish(critical);
+    }
+    const std::string text = read_text(path);
+    EXPECT_EQ(text, std::string(ext) == ".csv" ? kept.to_csv() : kept.to_jsonl()) << ext;
+    EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir), {}), 1) << "the scratch file is removed";
+
+    // Two parts of a split run joined: numbered on, one CSV header, the quoted line break intact.
+    const std::string part = (dir / (std::string("part") + ext)).string();
+    std::filesystem::copy_file(path, part);
+    const std::string joined = (dir / (std::string("joined") + ext)).string();
+    concatenate_op_logs(joined, {path, part});
+    OpLog both;
+    for (int i = 0; i < 2; ++i) {
+      run.replay(both, 30u * i);
+      for (const auto& [id, spans] : critical) both.at(id + 30u * i).critical = spans;
+      both.group_by_pe(30u * i);
+    }
+    EXPECT_EQ(read_text(joined), std::string(ext) == ".csv" ? both.to_csv() : both.to_jsonl()) << ext;
+    for (const std::string& f : {path, part, joined}) std::filesystem::remove(f);
+  }
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

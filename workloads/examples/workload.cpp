@@ -51,6 +51,7 @@ class ExampleJob : public Job {
  public:
   ExampleJob(std::string kernel, ExampleConfig c, std::vector<SipId> devices)
       : kernel_(std::move(kernel)), c_(c), devices_(std::move(devices)) {}
+  bool reads_op_log() const override { return true; }  // its result carries the log's hash
   Result run(RuntimeContext& rt) override {
     const Topology& topo = rt.system().topology();
     const DPPolicy rows = DPPolicy::shard2d(topo.cubes_per_sip(), topo.cube.pes);

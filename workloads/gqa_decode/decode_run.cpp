@@ -126,12 +126,7 @@ DecodeResult run_decode(RuntimeContext& rt, const DecodeConfig& c, const Attenti
   res.segment_rows = plan.params.front()->segment_rows;
   const GroupShape shape = group_shape(c.cubes);
   launch_decode(rt, plan);
-  const std::size_t first_record = rt.op_log().size();
-  rt.run();
-  res.cycles = rt.last_run_cycles();
-
-  // What the op log says.
-  const OpLog& log = rt.op_log();
+  // What the op log says, as its records close.
   auto widen = [](Phase& p, std::uint64_t b, std::uint64_t e) {
     p.begin = p.end == 0 ? b : std::min(p.begin, b);
     p.end = std::max(p.end, e);
@@ -139,18 +134,21 @@ DecodeResult run_decode(RuntimeContext& rt, const DecodeConfig& c, const Attenti
   std::set<std::string> kv_names;
   for (const auto& params : plan.params)
     for (const DecodeGroup& g : params->groups) kv_names.insert({g.k.name(), g.v.name()});
-  for (std::size_t i = first_record; i < log.size(); ++i) {
-    const OpRecord& r = log.records()[i];
-    if (r.engine == "phase") continue;  // annotations, not ops
-    if (r.kind == "composite" || r.kind == "flash_tile") widen(res.breakdown.sweep, r.start, r.end);
-    if (r.kind == "send" || r.kind == "recv")
-      widen(r.tag >= kTagLevel1 ? res.breakdown.level1 : res.breakdown.level2, r.start, r.end);
-    if (r.kind == "store") widen(res.breakdown.store, r.start, r.end);
-    // K and V reach a PE through the composites that stream them or (V loaded ahead) loads.
-    if ((r.kind == "composite" || r.kind == "flash_tile" || r.kind == "load") && kv_names.count(r.tensor))
-      res.kv_bytes += r.bytes;
-    ++res.issued_ops;
+  {
+    const OpLog::Listening listening = rt.op_log().listen([&](const OpRecord& r) {
+      if (r.engine == "phase") return;  // annotations, not ops
+      if (r.kind == "composite" || r.kind == "flash_tile") widen(res.breakdown.sweep, r.start, r.end);
+      if (r.kind == "send" || r.kind == "recv")
+        widen(r.tag >= kTagLevel1 ? res.breakdown.level1 : res.breakdown.level2, r.start, r.end);
+      if (r.kind == "store") widen(res.breakdown.store, r.start, r.end);
+      // K and V reach a PE through the composites that stream them or (V loaded ahead) loads.
+      if ((r.kind == "composite" || r.kind == "flash_tile" || r.kind == "load") && kv_names.count(r.tensor))
+        res.kv_bytes += r.bytes;
+      ++res.issued_ops;
+    });
+    rt.run();
   }
+  res.cycles = rt.last_run_cycles();
   const std::uint64_t esz = dtype_bytes(c.dtype);
   // The SIPs that hold a group; every PE of them counts, busy or not.
   const std::size_t used = (c.h_kv + plan.groups_per_sip - 1) / plan.groups_per_sip;

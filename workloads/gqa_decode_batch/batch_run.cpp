@@ -258,13 +258,13 @@ BatchResult run_decode_batch(RuntimeContext& rt, const BatchConfig& c, const Bat
     rt.launch(res.devices[dev], "gqa_decode_batch", gqa_decode_batch,
               std::shared_ptr<const DecodeBatchParams>(params[dev]));
   }
-  const std::size_t first = rt.op_log().size();
-  rt.run();
-  res.cycles = rt.last_run_cycles();
-  for (std::size_t i = first; i < rt.op_log().size(); ++i) {
-    const OpRecord& r = rt.op_log().records()[i];
-    if ((r.kind == "composite" || r.kind == "load") && kv_names.count(r.tensor)) res.kv_bytes += r.bytes;
+  {
+    const OpLog::Listening listening = rt.op_log().listen([&](const OpRecord& r) {
+      if ((r.kind == "composite" || r.kind == "load") && kv_names.count(r.tensor)) res.kv_bytes += r.bytes;
+    });
+    rt.run();
   }
+  res.cycles = rt.last_run_cycles();
   const double pes_all = static_cast<double>(res.devices.size()) * topo.pes_per_sip();
   res.roofline_cycles = 2.0 * static_cast<double>(total) * c.h_kv * c.d * dtype_bytes(c.dtype) /
                         (pes_all * static_cast<double>(topo.cube.hbm.bytes_per_cycle));

@@ -160,7 +160,6 @@ PrefillResult run_prefill(RuntimeContext& rt, const PrefillConfig& c, const Atte
   for (std::size_t dev = 0; dev < res.devices.size(); ++dev)
     if (!params[dev]->groups.empty())
       rt.launch(res.devices[dev], "gqa_prefill", gqa_prefill, std::shared_ptr<const PrefillParams>(params[dev]));
-  const std::size_t first = rt.op_log().size();
   std::map<PeCoord, sc_core::sc_time> busy_before;
   for (const SipId sip : res.devices)
     for (std::uint32_t cube = 0; cube < topo.cubes_per_sip(); ++cube)
@@ -168,7 +167,19 @@ PrefillResult run_prefill(RuntimeContext& rt, const PrefillConfig& c, const Atte
         const PeCoord at{sip, CubeId(cube), PeId(pe)};
         if (simulates(c.simulate, sip)) busy_before[at] = rt.system().pe(at).gemm.busy();
       }
-  rt.run();
+  {
+    const OpLog::Listening listening = rt.op_log().listen([&](const OpRecord& r) {
+      if (r.engine == "gemm") res.gemm_flops += static_cast<double>(r.flops);
+      // The ring's messages: pass-KV's slices on the ring and shared in the cube, pass-Q's
+      // query tiles and states; those with a mesh hop crossed a link between cubes.
+      if (r.kind == "send" && r.tag >= kTagRingK && r.tag <= kTagRingState) {
+        ++res.ring_transfers;
+        res.ring_bytes += r.bytes;
+        if (r.hops > 0) res.ring_link_bytes += r.bytes;
+      }
+    });
+    rt.run();
+  }
   res.cycles = rt.last_run_cycles();
 
   // The work that must be done: every (query, visible key) pair, 4d FLOPs (Q.K^T and P.V).
@@ -177,18 +188,6 @@ PrefillResult run_prefill(RuntimeContext& rt, const PrefillConfig& c, const Atte
   res.flops = 4.0 * c.d * c.h_q * pairs;
   const double pes_used = static_cast<double>(res.devices.size()) * topo.pes_per_sip();
   res.roofline_cycles = res.flops / (pes_used * 2.0 * topo.pe.gemm.rows * topo.pe.gemm.cols);
-  const OpLog& log = rt.op_log();
-  for (std::size_t i = first; i < log.size(); ++i) {
-    const OpRecord& r = log.records()[i];
-    if (r.engine == "gemm") res.gemm_flops += static_cast<double>(r.flops);
-    // The ring's messages: pass-KV's slices on the ring and shared in the cube, pass-Q's
-    // query tiles and states; those with a mesh hop crossed a link between cubes.
-    if (r.kind == "send" && r.tag >= kTagRingK && r.tag <= kTagRingState) {
-      ++res.ring_transfers;
-      res.ring_bytes += r.bytes;
-      if (r.hops > 0) res.ring_link_bytes += r.bytes;
-    }
-  }
   // GEMM busy per PE, from the engines (the work each did in this run). Sums of whole
   // cycles are exact in any order, so a partitioned run merges to the same means.
   for (const auto& [pe, before] : busy_before) {
