@@ -106,6 +106,7 @@ TEST(OpLogListeners, AnUnkeptLogHandsEveryRecordOverAsItClosesAndHoldsNone) {
   late.kind = "late";
   log.append(late);
   log.close(30);  // no listener any more: nothing is called
+  EXPECT_EQ(seen.size(), 30u);
   EXPECT_TRUE(log.records().empty());
 }
 
