@@ -9,8 +9,11 @@
 #include <cstdint>
 #include <deque>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "base/ids.h"
 
 namespace kb {
 
@@ -87,6 +90,9 @@ struct PathAccount {
 // values sum to the latency.
 struct CriticalPath {
   std::vector<std::pair<std::string, std::uint64_t>> cycles;
+  // The PE whose program ends the path. Of programs that end at once, the first in PE
+  // order: so parts of a split run pick the one a single process picks.
+  std::optional<PeCoord> end;
   std::uint64_t total() const;
   std::uint64_t of(const std::string& cause) const;  // 0 for a cause not on the path
 };

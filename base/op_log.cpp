@@ -81,10 +81,9 @@ void OpLog::group_by_pe(std::size_t first) {
 void OpLog::append_jsonl(const std::string& text) {
   std::istringstream in(text);
   auto coord = [](const std::string& s) {  // "sipS.cubeC.peP"
-    unsigned sip = 0, cube = 0, pe = 0;
-    if (std::sscanf(s.c_str(), "sip%u.cube%u.pe%u", &sip, &cube, &pe) != 3)
-      throw std::invalid_argument("op log: bad PE '" + s + "'");
-    return PeCoord{SipId(sip), CubeId(cube), PeId(pe)};
+    const std::optional<PeCoord> pe = PeCoord::parse(s);
+    if (!pe) throw std::invalid_argument("op log: bad PE '" + s + "'");
+    return *pe;
   };
   for (std::string line; std::getline(in, line);) {
     const auto j = nlohmann::json::parse(line);

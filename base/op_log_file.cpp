@@ -1,6 +1,7 @@
 #include "base/op_log_file.h"
 
 #include <algorithm>
+#include <memory>
 #include <cstdio>
 #include <cstring>
 #include <stdexcept>
@@ -97,25 +98,80 @@ void OpLogFile::finish(const std::map<std::uint64_t, CriticalSpans>& critical) {
   });
 }
 
-void concatenate_op_logs(const std::string& path, const std::vector<std::string>& parts) {
+namespace {
+
+// One part's records, one at a time: its text (a CSV record may span lines) and PE.
+class PartReader {
+ public:
+  PartReader(const std::string& path, bool csv) : in_(path, std::ios::binary), csv_(csv) {
+    if (!in_) throw std::runtime_error(path + ": cannot read the part's op log");
+    std::string header;
+    if (csv_) std::getline(in_, header);
+    next();
+  }
+  bool done() const { return done_; }
+  const PeCoord& pe() const { return pe_; }
+  // The record without its id: what follows the id's digits.
+  std::string rest() const { return record_.substr(record_.find(',', csv_ ? 0 : 6)); }
+  void next() {
+    record_.clear();
+    bool quoted = false;
+    for (std::string line; std::getline(in_, line);) {
+      record_ += line;
+      record_ += '\n';
+      if (csv_) quoted ^= std::count(line.begin(), line.end(), '"') % 2 == 1;
+      if (!quoted) break;
+    }
+    done_ = record_.empty();
+    if (!done_) pe_ = parse_pe();
+  }
+
+ private:
+  PeCoord parse_pe() const {
+    std::size_t at = 0, end = 0;
+    if (csv_) {  // the third field; the second (kernel) may be quoted
+      at = record_.find(',') + 1;
+      if (record_[at] == '"') {
+        for (++at; !(record_[at] == '"' && record_[at + 1] != '"'); at += record_[at] == '"' ? 2 : 1) {}
+        ++at;
+      } else {
+        at = record_.find(',', at);
+      }
+      ++at;
+      end = record_.find(',', at);
+    } else {
+      at = record_.find("\"pe\":\"") + 6;
+      end = record_.find('"', at);
+    }
+    const std::optional<PeCoord> pe = PeCoord::parse(record_.substr(at, end - at));
+    if (!pe) throw std::runtime_error("op log part: a record without a PE: " + record_.substr(0, 80));
+    return *pe;
+  }
+
+  std::ifstream in_;
+  bool csv_;
+  std::string record_;
+  PeCoord pe_;
+  bool done_ = false;
+};
+
+}  // namespace
+
+void merge_op_logs(const std::string& path, const std::vector<std::string>& parts) {
   const bool csv = path.ends_with(".csv");
+  std::vector<std::unique_ptr<PartReader>> readers;
+  for (const std::string& part : parts) readers.push_back(std::make_unique<PartReader>(part, csv));
   write_file_atomically(path, [&](std::ostream& out) {
     if (csv) out << kOpLogCsvHeader;
+    const std::string head = csv ? "" : "{\"id\":";
     std::uint64_t next = 0;
-    for (const std::string& part : parts) {
-      std::ifstream in(part, std::ios::binary);
-      if (!in) throw std::runtime_error(part + ": cannot read the part's op log");
-      std::string line;
-      if (csv) std::getline(in, line);  // its header
-      // Every record starts with its id: `N,` in CSV, `{"id":N,` in JSON lines. A quoted
-      // CSV field may hold a line break: the record goes on while a quote is open.
-      const std::string head = csv ? "" : "{\"id\":";
-      bool quoted = false;
-      while (std::getline(in, line)) {
-        if (!quoted) line = head + std::to_string(next++) + line.substr(line.find(',', head.size()));
-        out << line << '\n';
-        if (csv) quoted ^= std::count(line.begin(), line.end(), '"') % 2 == 1;
-      }
+    for (;;) {
+      PartReader* first = nullptr;  // the part whose PE comes first
+      for (const auto& r : readers)
+        if (!r->done() && (!first || r->pe() < first->pe())) first = r.get();
+      if (!first) break;
+      const PeCoord pe = first->pe();
+      for (; !first->done() && first->pe() == pe; first->next()) out << head << next++ << first->rest();
     }
   });
 }

@@ -41,8 +41,9 @@ class OpLogFile {
   std::map<PeCoord, PeRecords> pes_;
 };
 
-// Concatenates op-log files of one format (the parts of a split run, in order) into one
-// at `path`, numbering the records on from 0 (CSV: one header).
-void concatenate_op_logs(const std::string& path, const std::vector<std::string>& parts);
+// Merges op-log files of one format, each grouped PE by PE in PE order (the parts of a
+// split run, no PE in two of them), into one at `path` in PE order, numbering the records
+// from 0 (CSV: one header). Reads one record of each part at a time.
+void merge_op_logs(const std::string& path, const std::vector<std::string>& parts);
 
 }  // namespace kb

@@ -6,14 +6,16 @@
 
 namespace kb {
 
-PathAccount device_path(const std::vector<PeCpu*>& cpus) {
-  PathAccount last;
-  for (const PeCpu* cpu : cpus) last.join(cpu->path());
+PathEnd device_path(const std::vector<PeCpu*>& cpus) {
+  PathEnd last;
+  if (!cpus.empty()) last.pe = cpus.front()->coord();
+  for (const PeCpu* cpu : cpus)
+    if (cpu->path().at > last.account.at) last = {cpu->path(), cpu->coord()};
   return last;
 }
 
-void keep_slowest(std::optional<PathAccount>& slowest, const PathAccount& device) {
-  if (!slowest || device.total() > slowest->total()) slowest = device;
+void keep_slowest(std::optional<PathEnd>& slowest, const PathEnd& device) {
+  if (!slowest || device.account.total() > slowest->account.total()) slowest = device;
 }
 
 void critical_spans(std::map<std::uint64_t, CriticalSpans>& spans, const PathAccount& path,
@@ -34,9 +36,11 @@ void critical_spans(std::map<std::uint64_t, CriticalSpans>& spans, const PathAcc
   for (const std::uint64_t op : entered) std::sort(spans[op].begin(), spans[op].end());
 }
 
-CriticalPath path_cycles(const std::optional<PathAccount>& path, const Topology& topo) {
+CriticalPath path_cycles(const std::optional<PathEnd>& path, const Topology& topo) {
   if (!path) return {};
-  return critical_path(*path, ticks(cycle_time(topo)));
+  CriticalPath c = critical_path(path->account, ticks(cycle_time(topo)));
+  c.end = path->pe;
+  return c;
 }
 
 }  // namespace kb

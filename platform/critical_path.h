@@ -12,13 +12,18 @@
 
 namespace kb {
 
+// A program's account and its PE.
+struct PathEnd {
+  PathAccount account;
+  PeCoord pe;
+};
 // A device's critical path: the account of its program that finished last (the first
 // of them on a tie).
-PathAccount device_path(const std::vector<PeCpu*>& cpus);
+PathEnd device_path(const std::vector<PeCpu*>& cpus);
 // Keeps in `slowest` the longer of it and `device` (the one kept on a tie).
-void keep_slowest(std::optional<PathAccount>& slowest, const PathAccount& device);
+void keep_slowest(std::optional<PathEnd>& slowest, const PathEnd& device);
 // In cycles of the topology's clock (empty for no path).
-CriticalPath path_cycles(const std::optional<PathAccount>& path, const Topology& topo);
+CriticalPath path_cycles(const std::optional<PathEnd>& path, const Topology& topo);
 // The spans of the device's path `path` (from `origin`, in cycles of `cycle`) spent in
 // each op-log record it entered, by record id: from when it entered the op until it
 // entered the next one. Added to `spans`.

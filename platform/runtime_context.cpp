@@ -148,14 +148,30 @@ void RuntimeContext::run() {
   keep_path_steps(options_.op_log != RunOptions::OpLogKept::Nothing);
   auto pending = std::move(pending_);
   pending_.clear();
-  // Initialise the simulation (every process runs once) before the first device starts,
-  // so the first device starts like every later one: its PEs woken by their programs.
+  // Initialise the simulation (every process runs once) before the first unit starts,
+  // so the first unit starts like every later one: its PEs woken by their programs.
   if (sc_core::sc_get_status() != sc_core::SC_PAUSED) sc_core::sc_start(sc_core::SC_ZERO_TIME);
+  struct Unit {
+    std::string name;  // for messages
+    std::vector<std::pair<PeCpu*, PeCpu::Program>> programs;
+  };
+  std::vector<Unit> units;
   for (auto& [device, programs] : pending) {
+    std::map<std::uint32_t, std::vector<std::pair<PeCpu*, PeCpu::Program>>> groups;
+    for (auto& launched : programs) {
+      const std::uint32_t cube = launched.first->coord().cube.value;
+      groups[cube < group_of_cube_.size() ? group_of_cube_[cube] : 0].push_back(std::move(launched));
+    }
+    for (auto& [group, members] : groups)
+      units.push_back({"device " + std::to_string(device.value) +
+                           (group_of_cube_.empty() ? "" : " group " + std::to_string(group)),
+                       std::move(members)});
+  }
+  for (auto& [name, programs] : units) {
     origin_ = sc_core::sc_time_stamp();
     system_.set_time_origin(origin_);
     for (auto& [cpu, program] : programs) cpu->load(std::move(program));
-    simulate_device(device, programs, first_record);
+    simulate_unit(name, programs, first_record);
     last_run_cycles_ = std::max(
         last_run_cycles_,
         static_cast<std::uint64_t>((sc_core::sc_time_stamp() - origin_) / cycle_time(system_.topology()) + 0.5));
@@ -169,7 +185,7 @@ void RuntimeContext::run() {
                                                                      : contexts_.at(cpu->coord())->waiting_for());
     }
     if (count > 0)
-      throw RunError("deadlock: the simulation of device " + std::to_string(device.value) +
+      throw RunError("deadlock: the simulation of " + name +
                      " ran out of events at cycle " +
                      std::to_string(static_cast<std::uint64_t>((sc_core::sc_time_stamp() - origin_) /
                                                                    cycle_time(system_.topology()) +
@@ -177,9 +193,9 @@ void RuntimeContext::run() {
                      " while " + std::to_string(count) + " PE(s) still wait:" + stuck + (count > 16 ? "\n  ..." : ""));
     std::vector<PeCpu*> cpus;
     for (const auto& [cpu, program] : programs) cpus.push_back(cpu);
-    const PathAccount path = device_path(cpus);
+    const PathEnd path = device_path(cpus);
     if (options_.op_log != RunOptions::OpLogKept::Nothing)
-      kb::critical_spans(spans_, path, origin_, cycle_time(system_.topology()));
+      kb::critical_spans(spans_, path.account, origin_, cycle_time(system_.topology()));
     keep_slowest(slowest_, path);
   }
   if (log_.keeps()) {
@@ -204,8 +220,9 @@ std::vector<PeCpu*> RuntimeContext::start() {
   return started;
 }
 
-void RuntimeContext::simulate_device(SipId device, const std::vector<std::pair<PeCpu*, PeCpu::Program>>& programs,
-                                     std::size_t first_record) {
+void RuntimeContext::simulate_unit(const std::string& name,
+                                   const std::vector<std::pair<PeCpu*, PeCpu::Program>>& programs,
+                                   std::size_t first_record) {
   const sc_core::sc_time cycle = cycle_time(system_.topology());
   if (options_.max_cycles == 0 && options_.timeout_seconds <= 0) {
     sc_core::sc_start();
@@ -221,8 +238,7 @@ void RuntimeContext::simulate_device(SipId device, const std::vector<std::pair<P
     const auto at = static_cast<std::uint64_t>((sc_core::sc_time_stamp() - origin_) / cycle + 0.5);
     std::size_t running = 0;
     for (const auto& [cpu, program] : programs) running += cpu->finished() ? 0 : 1;
-    throw RunStopped("stopped by " + why + " at cycle " + std::to_string(at) + " of device " +
-                         std::to_string(device.value) + " (" + std::to_string(running) + " of its " +
+    throw RunStopped("stopped by " + why + " at cycle " + std::to_string(at) + " of " + name + " (" + std::to_string(running) + " of its " +
                          std::to_string(programs.size()) + " PEs still running)",
                      at);
   };

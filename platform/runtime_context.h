@@ -78,11 +78,15 @@ class RuntimeContext {
   void launch(SipId device, const std::string& name, F kernel, Args... args) {
     launch(device, name, Kernel([kernel, args...](tl::Ctx& tl) { kernel(tl, args...); }));
   }
-  // Simulates until every launched kernel has finished: device by device, each from an
-  // empty event queue (its op-log times count from its own start), so what a device does
-  // never depends on which other devices this process simulates; the run's latency is
-  // the slowest device's. SIPs share nothing (no kernel sends between them), so this is
-  // the same machine, and a run split over processes by SIP gives the same result.
+  // CUBE groups of every SIP that share nothing (no message and no link between them):
+  // group_of_cube[c] is cube c's group. run() then simulates them apart, as it does SIPs.
+  void separate_groups(std::vector<std::uint32_t> group_of_cube) { group_of_cube_ = std::move(group_of_cube); }
+  // Simulates until every launched kernel has finished: device by device (and group by
+  // group within a device, given separate_groups), each from an empty event queue (its
+  // op-log times count from its own start), so what a unit does never depends on which
+  // other units this process simulates; the run's latency is the slowest unit's. Units
+  // share nothing, so this is the same machine, and a run split over processes by SIP or
+  // group gives the same result (simultaneous events keep their order only within a unit).
   // Throws tl::KernelError for a kernel's error and RunError for a deadlock.
   void run();
   // For a platform that runs the simulation itself (vp::Accelerator): starts every
@@ -106,9 +110,10 @@ class RuntimeContext {
 
  private:
   void place(DeviceTensor::Layout& layout);
-  // Simulates the loaded device until it runs out of events, or throws RunStopped at a limit.
-  void simulate_device(SipId device, const std::vector<std::pair<PeCpu*, PeCpu::Program>>& programs,
-                       std::size_t first_record);
+  // Simulates the loaded unit (a device, or a group of it) until it runs out of events, or
+  // throws RunStopped at a limit.
+  void simulate_unit(const std::string& name, const std::vector<std::pair<PeCpu*, PeCpu::Program>>& programs,
+                     std::size_t first_record);
 
   System& system_;
   RunOptions options_;
@@ -117,9 +122,10 @@ class RuntimeContext {
   std::map<PeCoord, std::uint64_t> next_free_;  // per HBM channel: bump allocator
   std::map<PeCoord, std::unique_ptr<tl::Ctx>> contexts_;
   std::map<SipId, std::vector<std::pair<PeCpu*, PeCpu::Program>>> pending_;  // launched, not yet run
-  sc_core::sc_time origin_ = sc_core::SC_ZERO_TIME;  // the start of the device being simulated
+  std::vector<std::uint32_t> group_of_cube_;  // empty: a SIP simulates as one unit
+  sc_core::sc_time origin_ = sc_core::SC_ZERO_TIME;  // the start of the unit being simulated
   std::uint64_t last_run_cycles_ = 0;
-  std::optional<PathAccount> slowest_;
+  std::optional<PathEnd> slowest_;
   std::chrono::steady_clock::time_point wall_start_;
 };
 

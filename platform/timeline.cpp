@@ -1,8 +1,10 @@
 #include "platform/timeline.h"
 #include "models/common/clock.h"
 
+#include <algorithm>
 #include <deque>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include <nlohmann/json.hpp>
@@ -30,7 +32,7 @@ struct Track {
 
 }  // namespace
 
-std::string chrome_trace(const OpLog& log, const Topology& topo) {
+std::string chrome_trace(const OpLog& log, const Topology& topo, const std::vector<std::uint32_t>& group_of_cube) {
   const double us_per_cycle = cycle_time(topo).to_seconds() * 1e6;
   // Tracks per SIP, numbered in (cube, PE, engine) order so the file is deterministic.
   std::map<std::uint32_t, std::map<Track, int>> tracks;
@@ -45,19 +47,22 @@ std::string chrome_trace(const OpLog& log, const Topology& topo) {
     first = false;
     out += e.dump();
   };
-  constexpr int kCriticalTid = 0;
-  std::map<std::uint32_t, bool> has_critical;
+  // The critical-path tracks come first: track g for group g's path.
+  const int groups = group_of_cube.empty() ? 1 : static_cast<int>(*std::max_element(group_of_cube.begin(), group_of_cube.end())) + 1;
+  auto critical_tid = [&](const OpRecord& r) {
+    return r.pe.cube.value < group_of_cube.size() ? static_cast<int>(group_of_cube[r.pe.cube.value]) : 0;
+  };
+  std::map<std::uint32_t, std::set<int>> has_critical;
   for (const OpRecord& r : log.records())
-    if (!r.critical.empty()) has_critical[r.pe.sip.value] = true;
+    if (!r.critical.empty()) has_critical[r.pe.sip.value].insert(critical_tid(r));
   for (auto& [sip, ts] : tracks) {
     emit({{"ph", "M"}, {"name", "process_name"}, {"pid", sip}, {"args", {{"name", "sip" + std::to_string(sip)}}}});
-    if (has_critical[sip]) {
-      emit({{"ph", "M"}, {"name", "thread_name"}, {"pid", sip}, {"tid", kCriticalTid},
-            {"args", {{"name", "critical path"}}}});
-      emit({{"ph", "M"}, {"name", "thread_sort_index"}, {"pid", sip}, {"tid", kCriticalTid},
-            {"args", {{"sort_index", kCriticalTid}}}});
+    for (const int g : has_critical[sip]) {
+      emit({{"ph", "M"}, {"name", "thread_name"}, {"pid", sip}, {"tid", g},
+            {"args", {{"name", groups == 1 ? std::string("critical path") : "critical path, group " + std::to_string(g)}}}});
+      emit({{"ph", "M"}, {"name", "thread_sort_index"}, {"pid", sip}, {"tid", g}, {"args", {{"sort_index", g}}}});
     }
-    int tid = 0;
+    int tid = groups - 1;
     for (auto& [t, id] : ts) {
       id = ++tid;
       const MeshPos at = topo.mesh().pos(CubeId(t.cube));
@@ -81,7 +86,7 @@ std::string chrome_trace(const OpLog& log, const Topology& topo) {
                   {"dur", static_cast<double>(r.end - r.start) * us_per_cycle}, {"args", args}};
     emit(slice);
     for (const auto& [begin, end] : r.critical) {
-      slice["tid"] = kCriticalTid;
+      slice["tid"] = critical_tid(r);
       slice["cat"] = "critical";
       slice["ts"] = static_cast<double>(begin) * us_per_cycle;
       slice["dur"] = static_cast<double>(end - begin) * us_per_cycle;

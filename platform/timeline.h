@@ -5,14 +5,17 @@
 // record with its fields as args; every message a flow arrow from its send to its recv.
 // A "critical path" track first in each SIP shows its critical path (docs/critical_path.md)
 // as the ops it went through, each from when the path entered it to when it entered the
-// next, with the PE and engine it ran on.
+// next, with the PE and engine it ran on. A SIP of CUBE groups simulated apart (the job's
+// cube_groups: group_of_cube[c] is cube c's) has such a track per group.
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "base/op_log.h"
 #include "base/topology.h"
 
 namespace kb {
 
-std::string chrome_trace(const OpLog& log, const Topology& topo);
+std::string chrome_trace(const OpLog& log, const Topology& topo, const std::vector<std::uint32_t>& group_of_cube = {});
 
 }  // namespace kb

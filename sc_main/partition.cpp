@@ -19,15 +19,59 @@ namespace kb::cli {
 
 using Json = nlohmann::json;
 
-std::vector<std::vector<SipId>> split_devices(const std::vector<SipId>& devices, std::size_t n) {
-  n = std::max<std::size_t>(1, std::min(n, devices.size()));
-  std::vector<std::vector<SipId>> parts(n);
-  for (std::size_t i = 0; i < devices.size(); ++i) parts[i * n / devices.size()].push_back(devices[i]);
+std::vector<std::vector<workloads::SimUnit>> split_units(const std::vector<SipId>& devices,
+                                                         std::uint32_t groups_per_sip, std::size_t n) {
+  std::vector<workloads::SimUnit> units;
+  for (const SipId sip : devices)
+    if (groups_per_sip <= 1) units.push_back({sip, std::nullopt});
+    else
+      for (std::uint32_t g = 0; g < groups_per_sip; ++g) units.push_back({sip, g});
+  n = std::max<std::size_t>(1, std::min(n, units.size()));
+  std::vector<std::vector<workloads::SimUnit>> parts(n);
+  for (std::size_t i = 0; i < units.size(); ++i) parts[i * n / units.size()].push_back(units[i]);
+  for (auto& part : parts) {  // a part with every group of a SIP simulates the SIP whole
+    std::vector<workloads::SimUnit> whole;
+    for (const workloads::SimUnit& u : part) {
+      const auto n_of_sip = std::count_if(part.begin(), part.end(), [&](const auto& v) { return v.sip == u.sip; });
+      if (!u.group || n_of_sip < static_cast<std::ptrdiff_t>(groups_per_sip)) whole.push_back(u);
+      else if (*u.group == 0) whole.push_back({u.sip, std::nullopt});
+    }
+    part = std::move(whole);
+  }
   return parts;
 }
 
+std::string units_text(const std::vector<workloads::SimUnit>& units) {
+  std::string out;
+  for (const workloads::SimUnit& u : units) {
+    if (!out.empty()) out += ',';
+    out += std::to_string(u.sip.value);
+    if (u.group) out += '.' + std::to_string(*u.group);
+  }
+  return out;
+}
+
+std::vector<workloads::SimUnit> parse_units(const std::string& text, std::uint32_t sips) {
+  std::vector<workloads::SimUnit> units;
+  if (text.empty() || text.back() == ',')
+    throw std::invalid_argument("--simulate '" + text + "': expected SIPs and SIP.GROUPs, comma-separated");
+  std::istringstream in(text);
+  for (std::string item; std::getline(in, item, ',');) {
+    unsigned sip = 0, group = 0;
+    int used = 0;
+    const bool with_group = std::sscanf(item.c_str(), "%u.%u%n", &sip, &group, &used) == 2 &&
+                            static_cast<std::size_t>(used) == item.size();
+    if (!with_group && (std::sscanf(item.c_str(), "%u%n", &sip, &used) != 1 || static_cast<std::size_t>(used) != item.size()))
+      throw std::invalid_argument("--simulate '" + text + "': expected SIPs and SIP.GROUPs, comma-separated");
+    if (sip >= sips)
+      throw std::invalid_argument("--simulate '" + text + "': SIP " + std::to_string(sip) + " does not exist");
+    units.push_back({SipId(sip), with_group ? std::optional<std::uint32_t>(group) : std::nullopt});
+  }
+  return units;
+}
+
 std::vector<Json> run_parts(const std::vector<std::string>& args, const std::vector<SipId>& devices,
-                            const std::vector<std::vector<SipId>>& parts, OpLog* log,
+                            const std::vector<std::vector<workloads::SimUnit>>& parts, OpLog* log,
                             const std::string& op_log_path) {
   // A part writes its op log in the format the parent's file has.
   const std::string log_ext = op_log_path.ends_with(".csv") ? ".csv" : ".jsonl";
@@ -43,7 +87,7 @@ std::vector<Json> run_parts(const std::vector<std::string>& args, const std::vec
       files_removed.push_back(std::make_unique<interrupt::RemovedOnInterrupt>(stem + ext));
     commands[i] = args;
     commands[i].insert(commands[i].end(), {"--devices", workloads::devices_text(devices), "--simulate",
-                                           workloads::devices_text(parts[i]), "--part", stem + ".json"});
+                                           units_text(parts[i]), "--part", stem + ".json"});
     if (log != nullptr) commands[i].insert(commands[i].end(), {"--op-log", stem + ".jsonl"});
     else if (!op_log_path.empty()) commands[i].insert(commands[i].end(), {"--op-log", stem + log_ext});
     running[spawn_self(commands[i], stem + ".log")] = i;
@@ -58,7 +102,7 @@ std::vector<Json> run_parts(const std::vector<std::string>& args, const std::vec
     const std::size_t i = it->second;
     running.erase(it);
     if ((!WIFEXITED(status) || WEXITSTATUS(status) != 0) && failure.empty())
-      failure = "--jobs: the part simulating SIP(s) " + workloads::devices_text(parts[i]) + " failed (" +
+      failure = "--jobs: the part simulating SIP(s) " + units_text(parts[i]) + " failed (" +
                 command_text(commands[i]) + "):\n" + log_tail((scratch / (std::to_string(i) + ".log")).string());
   }
   std::vector<Json> out;
@@ -75,7 +119,8 @@ std::vector<Json> run_parts(const std::vector<std::string>& args, const std::vec
       text << jsonl.rdbuf();
       log->append_jsonl(text.str());
     }
-  if (failure.empty() && !part_logs.empty()) concatenate_op_logs(op_log_path, part_logs);
+  if (failure.empty() && !part_logs.empty()) merge_op_logs(op_log_path, part_logs);
+  if (failure.empty() && log != nullptr) log->group_by_pe(0);  // parts of one SIP's groups interleave by PE
   std::filesystem::remove_all(scratch);
   if (!failure.empty()) throw std::runtime_error(failure);
   return out;

@@ -13,11 +13,19 @@
 
 #include "base/ids.h"
 #include "base/op_log.h"
+#include "workloads/workload.h"
 
 namespace kb::cli {
 
-// The devices cut into at most n contiguous, nearly equal parts.
-std::vector<std::vector<SipId>> split_devices(const std::vector<SipId>& devices, std::size_t n);
+// The run's units (each device's CUBE groups, or the devices whole for a workload with
+// one group per SIP) cut into at most n contiguous, nearly equal parts; a part with every
+// group of a SIP has the SIP whole.
+std::vector<std::vector<workloads::SimUnit>> split_units(const std::vector<SipId>& devices,
+                                                         std::uint32_t groups_per_sip, std::size_t n);
+// "0,1.0,1.1": SIP 0 whole, groups 0 and 1 of SIP 1 (the --simulate of a part).
+std::string units_text(const std::vector<workloads::SimUnit>& units);
+// Throws std::invalid_argument for anything else or a SIP not in `sips`.
+std::vector<workloads::SimUnit> parse_units(const std::string& text, std::uint32_t sips);
 
 // Runs `kernbench ARGS --devices ALL --simulate PART --part F` for every part at once
 // and waits; with `log`, the parts also write their op logs, which fill it in device
@@ -25,7 +33,7 @@ std::vector<std::vector<SipId>> split_devices(const std::vector<SipId>& devices,
 // device order (concatenate_op_logs), held by no process. Returns the parts. Throws
 // naming the failed part and its last output lines.
 std::vector<nlohmann::json> run_parts(const std::vector<std::string>& args, const std::vector<SipId>& devices,
-                                      const std::vector<std::vector<SipId>>& parts, OpLog* log,
+                                      const std::vector<std::vector<workloads::SimUnit>>& parts, OpLog* log,
                                       const std::string& op_log_path);
 
 }  // namespace kb::cli

@@ -143,13 +143,13 @@ std::vector<std::string> part_command(const po::variables_map& vm) {
   return out;
 }
 
-// The checks of a run split by SIP (`how`: --jobs or mpirun) that need no topology.
+// The checks of a run split by SIP or CUBE group (`how`: --jobs or mpirun) that need no topology.
 void check_splits(const RunRequest& q, const std::string& how) {
   if (!q.workload->splits_by_sip()) {
     std::vector<std::string> split;
     for (const workloads::Workload* w : workloads::registry())
       if (w->splits_by_sip()) split.push_back(w->name());
-    throw UsageError(how + " splits --kernel " + joined(split) + " by SIP; " + q.workload->name() +
+    throw UsageError(how + " splits --kernel " + joined(split) + " by SIP and CUBE group; " + q.workload->name() +
                      " runs in one process");
   }
   if (q.data || q.values.given("inputs") || !q.vcd.empty())
@@ -188,7 +188,8 @@ RunRequest parse_run(const std::vector<std::string>& args) {
        "stop each device's simulation after this many cycles (e.g. 200000 or 200000cycles); partial results")
       ("timeout", po::value(&timeout_text), "stop the run after this many seconds of wall time; partial results")
       ("jobs", po::value(&jobs_text)->default_value("1"),
-       "split the run by SIP over N processes (timing mode, workloads that split by SIP); same results");
+       "split the run by SIP, then by CUBE group, over N processes (timing mode, workloads that split by SIP); "
+       "same results");
   // The workloads' knobs, each once, with the workloads that read it.
   const KnobIndex index;
   po::options_description knob_opts("workload knobs (the workloads that read each are in brackets)", 110, 55);
@@ -284,28 +285,37 @@ int execute_run(const RunRequest& q) {
   check_writable("--timeline", q.timeline);
   check_writable("--vcd", q.vcd);
   const World& world = World::get();
-  const bool mpi = world.size() > 1;  // started by mpirun: the ranks split the run by SIP
+  const bool mpi = world.size() > 1;  // started by mpirun: the ranks split the run by SIP and group
   if (mpi) {
-    if (q.jobs > 1) throw UsageError("--jobs and mpirun both split the run by SIP: use one of them");
+    if (q.jobs > 1) throw UsageError("--jobs and mpirun both split the run: use one of them");
     check_splits(q, "mpirun");
   }
   workloads::Setup setup{&topo, devices, {}, q.data};
-  if (!q.part.empty()) setup.simulate = parse_devices(q.simulate, topo.system.sips);
-  if (mpi) {
-    const auto parts = split_devices(devices, static_cast<std::size_t>(world.size()));
-    if (static_cast<std::size_t>(world.rank()) >= parts.size()) {  // more ranks than SIPs: nothing to simulate
+  if (!q.part.empty()) {
+    try {
+      setup.simulate = parse_units(q.simulate, topo.system.sips);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(e.what());
+    }
+  }
+  auto configure = [&] {
+    try {
+      return workload->configure(q.values, setup);
+    } catch (const workloads::ConfigError& e) {
+      rethrow_as_flags(e);
+    } catch (const std::invalid_argument& e) {
+      throw InputError(e.what());
+    }
+  };
+  std::unique_ptr<workloads::Job> job = configure();
+  if (mpi) {  // the rank's part, cut by the job's CUBE groups
+    const auto parts = split_units(devices, job->groups_per_sip(), static_cast<std::size_t>(world.size()));
+    if (static_cast<std::size_t>(world.rank()) >= parts.size()) {  // more ranks than parts: nothing to simulate
       world.send(0, "{}");
       return 0;
     }
     setup.simulate = parts[static_cast<std::size_t>(world.rank())];
-  }
-  std::unique_ptr<workloads::Job> job;
-  try {
-    job = workload->configure(q.values, setup);
-  } catch (const workloads::ConfigError& e) {
-    rethrow_as_flags(e);
-  } catch (const std::invalid_argument& e) {
-    throw InputError(e.what());
+    job = configure();
   }
   for (const std::string& note : job->notes()) std::cout << "kernbench: " << note << "\n";
 
@@ -320,7 +330,7 @@ int execute_run(const RunRequest& q) {
     if (log_file) log_file->finish(spans ? *spans : std::map<std::uint64_t, CriticalSpans>{});
     else if (!q.op_log.empty() && !stream_log)
       write_file_atomically(q.op_log, q.op_log.ends_with(".csv") ? log.to_csv() : log.to_jsonl());
-    if (!q.timeline.empty()) write_file_atomically(q.timeline, chrome_trace(log, topo));
+    if (!q.timeline.empty()) write_file_atomically(q.timeline, chrome_trace(log, topo, job->cube_groups()));
   };
   auto t0 = std::chrono::steady_clock::now();
   // The report, traces and JSON of a finished run; the exit code.
@@ -333,7 +343,7 @@ int execute_run(const RunRequest& q) {
     if (!q.json.empty()) write_file_atomically(q.json, r.to_json().dump(2) + "\n");
     return r.numerics && r.numerics->enforced && !r.numerics->pass ? 1 : 0;
   };
-  // The parts of a run split by SIP (in device order), merged.
+  // The parts of a split run (in device and group order), merged.
   auto finish_parts = [&](const std::vector<nlohmann::json>& parts, const OpLog& log, double seconds) {
     std::vector<workloads::Result> results;
     for (const nlohmann::json& p : parts) results.push_back(workloads::Result::from_json(p));
@@ -366,11 +376,12 @@ int execute_run(const RunRequest& q) {
       parts.push_back(m["part"]);
       merged.append_jsonl(m["op_log"].get<std::string>());
     }
+    merged.group_by_pe(0);  // ranks holding groups of one SIP interleave by PE
     return finish_parts(parts, merged, seconds_since(t0));
   };
   if (q.jobs > 1) {
     OpLog log;
-    const auto parts = run_parts(q.part_command, devices, split_devices(devices, q.jobs),
+    const auto parts = run_parts(q.part_command, devices, split_units(devices, job->groups_per_sip(), q.jobs),
                                  want_log && keep_log ? &log : nullptr, stream_log ? q.op_log : "");
     return finish_parts(parts, log, seconds_since(t0));
   }

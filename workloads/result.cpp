@@ -1,6 +1,7 @@
 #include "workloads/result.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <stdexcept>
 
 namespace kb::workloads {
@@ -43,6 +44,36 @@ Json widen(const Json& a, const Json& b) {
   if (b.at("end") == 0) return a;
   return {{"begin", std::min(a.at("begin").get<std::uint64_t>(), b.at("begin").get<std::uint64_t>())},
           {"end", std::max(a.at("end").get<std::uint64_t>(), b.at("end").get<std::uint64_t>())}};
+}
+
+// Rows of another part added in: a place both parts ran (the groups of one SIP split
+// between them) adds up, as one process counts it.
+void add_rows(std::vector<UseRow>& into, const std::vector<UseRow>& from) {
+  for (const UseRow& row : from) {
+    const auto it = std::find_if(into.begin(), into.end(), [&](const UseRow& r) { return r.where == row.where; });
+    if (it == into.end()) {
+      into.push_back(row);
+      continue;
+    }
+    it->pes += row.pes;
+    for (const auto& [engine, e] : row.engines) {
+      EngineUse& sum = it->engines[engine];
+      sum.ops += e.ops;
+      sum.busy_cycles += e.busy_cycles;
+      sum.bytes += e.bytes;
+      sum.flops += e.flops;
+    }
+  }
+}
+
+// In the order one process lists them: SIP by SIP, cube by cube ("sip1.cube10" after "sip1.cube2").
+void sort_rows(std::vector<UseRow>& rows) {
+  auto key = [](const UseRow& r) {
+    unsigned sip = 0, cube = 0;
+    std::sscanf(r.where.c_str(), "sip%u.cube%u", &sip, &cube);
+    return std::pair{sip, cube};
+  };
+  std::stable_sort(rows.begin(), rows.end(), [&](const UseRow& a, const UseRow& b) { return key(a) < key(b); });
 }
 
 Json use_rows_json(const std::vector<UseRow>& rows, std::uint64_t cycles) {
@@ -135,6 +166,7 @@ Json Result::to_json() const {
   if (!critical_path.cycles.empty()) {
     j["critical_path"] = Json::object();
     for (const auto& [cause, cycles] : critical_path.cycles) j["critical_path"][cause] = cycles;
+    if (critical_path.end) j["critical_path_end"] = critical_path.end->str();
   }
   if (numerics)
     j["numerics"] = {{"max_abs_error", numerics->error}, {"naive_error", numerics->naive_error},
@@ -172,6 +204,7 @@ Result Result::from_json(const Json& j) {
         r.critical_path.cycles.emplace_back(name, j["critical_path"][name].get<std::uint64_t>());
     std::stable_sort(r.critical_path.cycles.begin(), r.critical_path.cycles.end(),
                      [](const auto& a, const auto& b) { return a.second > b.second; });
+    if (j.contains("critical_path_end")) r.critical_path.end = PeCoord::parse(j["critical_path_end"]);
   }
   if (j.contains("numerics")) {
     const Json& n = j["numerics"];
@@ -194,7 +227,12 @@ Result Result::merge(const std::vector<Result>& parts) {
   m.wall = {};
   if (m.use) m.use = Utilisation{};
   for (const Result& p : parts) {
-    if (p.simulated_cycles > m.simulated_cycles) m.critical_path = p.critical_path;
+    // The slowest part's path; of parts as slow, the one ending on the first PE (as one
+    // process picks among its programs).
+    if (p.simulated_cycles > m.simulated_cycles ||
+        (p.simulated_cycles == m.simulated_cycles && p.critical_path.end && m.critical_path.end &&
+         *p.critical_path.end < *m.critical_path.end))
+      m.critical_path = p.critical_path;
     m.simulated_cycles = std::max(m.simulated_cycles, p.simulated_cycles);
     m.simulated_seconds = std::max(m.simulated_seconds, p.simulated_seconds);
     for (const Figure& f : p.figures) {
@@ -213,11 +251,15 @@ Result Result::merge(const std::vector<Result>& parts) {
     m.wall.peak_rss_kib = std::max(m.wall.peak_rss_kib, p.wall.peak_rss_kib);
     m.wall.transactions += p.wall.transactions;
     if (m.use && p.use) {
-      m.use->sips.insert(m.use->sips.end(), p.use->sips.begin(), p.use->sips.end());
-      m.use->cubes.insert(m.use->cubes.end(), p.use->cubes.begin(), p.use->cubes.end());
+      add_rows(m.use->sips, p.use->sips);
+      add_rows(m.use->cubes, p.use->cubes);
     }
   }
-  if (m.use) m.use->cycles = m.simulated_cycles;
+  if (m.use) {
+    m.use->cycles = m.simulated_cycles;
+    sort_rows(m.use->sips);
+    sort_rows(m.use->cubes);
+  }
   return m;
 }
 

@@ -4,9 +4,11 @@
 // configured for a topology, runs the job into a Result (workloads/result.h) and writes
 // the report's lines from a Result alone, so a merged result reports like a whole one.
 // Workloads are listed in workloads/list.h.
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <memory>
 #include <set>
 #include <stdexcept>
@@ -73,12 +75,21 @@ class Values {
   std::set<std::string> given_;
 };
 
+// What one process of a split run simulates (run --jobs, MPI): a whole SIP, or one CUBE
+// group of it (`group`: its index among the SIP's groups, as the placement numbers them;
+// groups share nothing, so each simulates alone as it would beside the others).
+struct SimUnit {
+  SipId sip;
+  std::optional<std::uint32_t> group;  // empty: the whole SIP
+  bool operator==(const SimUnit&) const = default;
+};
+
 // What the program decides for every workload of a run.
 struct Setup {
   const Topology* topo = nullptr;
-  std::vector<SipId> devices;   // the SIPs the run uses
-  std::vector<SipId> simulate;  // those this process simulates (a split run's part); empty: all
-  bool data = false;            // data mode
+  std::vector<SipId> devices;     // the SIPs the run uses
+  std::vector<SimUnit> simulate;  // what this process simulates (a split run's part); empty: all
+  bool data = false;              // data mode
 };
 
 // A workload configured for a run.
@@ -92,6 +103,14 @@ class Job {
   // Whether the job reads the whole op log after its run, so the runtime must keep every
   // record (otherwise a run keeps none unless traces are asked for).
   virtual bool reads_op_log() const { return false; }
+  // Each cube's CUBE group within a SIP, for a job whose groups share nothing (no message,
+  // no link): a split run may simulate them apart, and the timeline draws a critical path
+  // per group. Empty: a SIP is one group.
+  virtual std::vector<std::uint32_t> cube_groups() const { return {}; }
+  std::uint32_t groups_per_sip() const {
+    const std::vector<std::uint32_t> groups = cube_groups();
+    return groups.empty() ? 1 : *std::max_element(groups.begin(), groups.end()) + 1;
+  }
   // Runs on a fresh runtime of the setup's system; fills the workload's figures (and
   // numerics), not the common fields the program measures (utilisation, wall time).
   virtual Result run(RuntimeContext& rt) = 0;

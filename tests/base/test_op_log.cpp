@@ -4,6 +4,7 @@
 // the bytes of the log kept whole.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -49,8 +50,9 @@ TEST(OpLogCsv, EveryRowHasTheHeadersFieldsWithCommasAndQuotesIntact) {
 struct Interleaved {
   std::vector<OpRecord> issued;
   std::vector<std::size_t> close_order;
-  Interleaved() {
-    const PeCoord pes[] = {{SipId(1), CubeId(0), PeId(2)}, {SipId(0), CubeId(3), PeId(1)}, {SipId(0), CubeId(0), PeId(5)}};
+  explicit Interleaved(std::array<PeCoord, 3> pes = {PeCoord{SipId(1), CubeId(0), PeId(2)},
+                                                     PeCoord{SipId(0), CubeId(3), PeId(1)},
+                                                     PeCoord{SipId(0), CubeId(0), PeId(5)}}) {
     for (std::uint64_t i = 0; i < 30; ++i) {
       OpRecord r;
       r.kernel = "k";
@@ -110,43 +112,47 @@ TEST(OpLogListeners, AnUnkeptLogHandsEveryRecordOverAsItClosesAndHoldsNone) {
   EXPECT_TRUE(log.records().empty());
 }
 
+// Writes `run` as the run goes to `path` (no record kept).
+void stream(const Interleaved& run, const std::string& path, const std::map<std::uint64_t, CriticalSpans>& critical) {
+  OpLog streamed;
+  streamed.keep(false);
+  OpLogFile file(path);
+  const OpLog::Listening listening = streamed.listen([&](const OpRecord& r) { file.add(r); });
+  run.replay(streamed);
+  file.finish(critical);
+}
+
 TEST(OpLogFile, AFileWrittenAsTheRunGoesHasTheBytesOfTheLogKeptWhole) {
   const Interleaved run;
+  // Another part's PEs, between the first part's in PE order (CUBE groups of one SIP).
+  const Interleaved other({PeCoord{SipId(0), CubeId(1), PeId(0)}, PeCoord{SipId(1), CubeId(0), PeId(1)},
+                           PeCoord{SipId(0), CubeId(4), PeId(7)}});
   const std::map<std::uint64_t, CriticalSpans> critical = {{4, {{3, 5}, {8, 9}}}, {25, {{20, 30}}}};
   const auto dir = std::filesystem::temp_directory_path() / ("kernbench_oplog_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
-  for (const char* ext : {".jsonl", ".csv"}) {
+  for (const std::string ext : {".jsonl", ".csv"}) {
+    auto text_of = [&](const OpLog& log) { return ext == ".csv" ? log.to_csv() : log.to_jsonl(); };
     OpLog kept;
     run.replay(kept);
     for (const auto& [id, spans] : critical) kept.at(id).critical = spans;
     kept.group_by_pe(0);
-
-    const std::string path = (dir / (std::string("log") + ext)).string();
-    OpLog streamed;
-    streamed.keep(false);
-    {
-      OpLogFile file(path);
-      const OpLog::Listening listening = streamed.listen([&](const OpRecord& r) { file.add(r); });
-      run.replay(streamed);
-      file.finish(critical);
-    }
-    const std::string text = read_text(path);
-    EXPECT_EQ(text, std::string(ext) == ".csv" ? kept.to_csv() : kept.to_jsonl()) << ext;
+    const std::string path = (dir / ("log" + ext)).string();
+    stream(run, path, critical);
+    EXPECT_EQ(read_text(path), text_of(kept)) << ext;
     EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir), {}), 1) << "the scratch file is removed";
 
-    // Two parts of a split run joined: numbered on, one CSV header, the quoted line break intact.
-    const std::string part = (dir / (std::string("part") + ext)).string();
-    std::filesystem::copy_file(path, part);
-    const std::string joined = (dir / (std::string("joined") + ext)).string();
-    concatenate_op_logs(joined, {path, part});
+    // Two parts of a split run merged by PE: numbered anew, one CSV header, the quoted
+    // line break intact.
+    const std::string part = (dir / ("part" + ext)).string(), merged = (dir / ("merged" + ext)).string();
+    stream(other, part, {});
+    merge_op_logs(merged, {path, part});
     OpLog both;
-    for (int i = 0; i < 2; ++i) {
-      run.replay(both, 30u * i);
-      for (const auto& [id, spans] : critical) both.at(id + 30u * i).critical = spans;
-      both.group_by_pe(30u * i);
-    }
-    EXPECT_EQ(read_text(joined), std::string(ext) == ".csv" ? both.to_csv() : both.to_jsonl()) << ext;
-    for (const std::string& f : {path, part, joined}) std::filesystem::remove(f);
+    run.replay(both);
+    other.replay(both, 30);
+    for (const auto& [id, spans] : critical) both.at(id).critical = spans;
+    both.group_by_pe(0);
+    EXPECT_EQ(read_text(merged), text_of(both)) << ext;
+    for (const std::string& f : {path, part, merged}) std::filesystem::remove(f);
   }
   std::filesystem::remove_all(dir);
 }

@@ -89,7 +89,10 @@ TEST(OpLogKept, ACpusCommandSlotsDoNotGrowWithTheCommandsItIssues) {
   const auto [slots_short, issued_short] = prefill_slots(a, 2048);
   const auto [slots_long, issued_long] = prefill_slots(b, 4096);
   EXPECT_GT(issued_long, 2 * issued_short);  // 202 then 472 commands on the busiest PE
-  EXPECT_LE(slots_long, slots_short) << "issued " << issued_short << " then " << issued_long;
+  // The slots follow the commands in flight at once (67 then 72, as timing moves them),
+  // not those issued: a kept history would add a slot per command, 270 here.
+  EXPECT_LT(slots_long, slots_short + (issued_long - issued_short) / 20)
+      << "slots " << slots_short << " then " << slots_long << ", issued " << issued_short << " then " << issued_long;
   EXPECT_LT(slots_long, issued_long / 4);
 }
 

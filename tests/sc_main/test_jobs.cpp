@@ -1,6 +1,6 @@
-// `kernbench run --jobs N`: a run split by SIP over processes gives the single-process
-// run's op log, result (its critical path included) and report, byte for byte (apart
-// from wall-time figures).
+// `kernbench run --jobs N`: a run split over processes by SIP, or by CUBE group past one
+// part per SIP, gives the single-process run's op log, result (its critical path
+// included) and report, byte for byte (apart from wall-time figures).
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -29,10 +29,15 @@ std::string model_lines(const std::string& report) {
   return out;
 }
 
-void expect_split_equals_serial(const std::string& name, const std::string& args) {
+// `jobs`: the splits to compare with one process; the last one's op log is also written
+// alone (as the run goes, the parts' files merged by PE) and compared.
+void expect_split_equals_serial(const std::string& name, const std::string& args,
+                                const std::vector<int>& splits = {2, 4, 8}) {
   const std::string dir = temp_dir(name);
   std::map<int, Result> runs;
-  for (const int jobs : {1, 2, 4}) {
+  std::vector<int> all = {1};
+  all.insert(all.end(), splits.begin(), splits.end());
+  for (const int jobs : all) {
     const std::string stem = dir + "/j" + std::to_string(jobs);
     runs[jobs] = run("run " + args + " --jobs " + std::to_string(jobs) + " --json " + stem + ".json --op-log " + stem +
                      ".jsonl --timeline " + stem + ".tl.json");
@@ -50,7 +55,13 @@ void expect_split_equals_serial(const std::string& name, const std::string& args
   std::uint64_t attributed = 0;
   for (const auto& [cause, cycles] : serial.at("critical_path").items()) attributed += cycles.get<std::uint64_t>();
   EXPECT_EQ(attributed, serial.at("simulated_cycles").get<std::uint64_t>());
-  for (const int jobs : {2, 4}) {
+  const std::string alone = dir + "/alone.csv";
+  const Result streamed = run("run " + args + " --jobs " + std::to_string(splits.back()) + " --op-log " + alone);
+  ASSERT_EQ(streamed.code, 0) << streamed.out;
+  const Result serial_csv = run("run " + args + " --op-log " + dir + "/serial.csv");
+  ASSERT_EQ(serial_csv.code, 0) << serial_csv.out;
+  EXPECT_EQ(file_text(alone), file_text(dir + "/serial.csv")) << "op log written alone, --jobs " << splits.back();
+  for (const int jobs : splits) {
     EXPECT_EQ(file_text(dir + "/j" + std::to_string(jobs) + ".jsonl"), serial_log) << "op log, --jobs " << jobs;
     EXPECT_EQ(file_text(dir + "/j" + std::to_string(jobs) + ".tl.json"), file_text(dir + "/j1.tl.json"))
         << "timeline, --jobs " << jobs;
@@ -61,8 +72,19 @@ void expect_split_equals_serial(const std::string& name, const std::string& args
 
 TEST(Jobs, SplitDecodeEqualsTheSingleProcessRun) { expect_split_equals_serial("jobs_decode", "--seq-len 4096"); }
 
+// Groups of 2 x 2 cubes: a SIP's groups interleave in cube order (group 0 holds cubes 0,
+// 1, 4, 5 and group 1 cubes 2, 3, 6, 7), so the parts' op logs and utilisation rows
+// interleave too, and every group ends at the same cycle (the critical path is the one
+// ending on the first PE).
+TEST(Jobs, SplitByInterleavedGroupsEqualsTheSingleProcessRun) {
+  expect_split_equals_serial("jobs_groups", "--seq-len 2048 --heads-kv 4 --heads-q 32 --cubes-per-group 4 --pes 8 --set system.sips=1", {2, 4});
+}
+
+// Two SIPs of two groups each (two replicas per head): 2 parts by SIP, 4 by group.
 TEST(Jobs, SplitPrefillEqualsTheSingleProcessRun) {
-  expect_split_equals_serial("jobs_prefill", "--kernel gqa_prefill --seq-len 1024 --heads-q 32 --heads-kv 4");
+  expect_split_equals_serial("jobs_prefill",
+                             "--kernel gqa_prefill --seq-len 512 --heads-q 16 --heads-kv 2 --cubes-per-group 8 --devices 0,1",
+                             {2, 4});
 }
 
 TEST(Jobs, SplitBatchedDecodeEqualsTheSingleProcessRun) {
@@ -72,7 +94,7 @@ TEST(Jobs, SplitBatchedDecodeEqualsTheSingleProcessRun) {
 TEST(Jobs, WhatCannotBeSplitIsRefused) {
   Result r = run("run --kernel tiled_gemm --jobs 2");
   EXPECT_EQ(r.code, 2) << r.out;
-  EXPECT_NE(r.out.find("--jobs splits --kernel gqa_decode, gqa_decode_batch and gqa_prefill by SIP; tiled_gemm runs in "
+  EXPECT_NE(r.out.find("--jobs splits --kernel gqa_decode, gqa_decode_batch and gqa_prefill by SIP and CUBE group; tiled_gemm runs in "
                        "one process"),
             std::string::npos)
       << r.out;
@@ -99,12 +121,14 @@ std::string mpi_unavailable() {
   return "";
 }
 
+// Four ranks over one SIP's four groups of 2 x 2 cubes, which interleave in cube order.
 TEST(Mpi, RunOverRanksEqualsTheSingleProcessRun) {
   if (const std::string why = mpi_unavailable(); !why.empty()) GTEST_SKIP() << why;
   const std::string dir = temp_dir("mpi_run");
-  const std::string args = " run --kernel gqa_prefill --seq-len 1024 --heads-q 32 --heads-kv 4 --json ";
+  const std::string args =
+      " run --kernel gqa_prefill --seq-len 512 --heads-q 16 --heads-kv 2 --cubes-per-group 4 --devices 0 --json ";
   const Result serial = run(args + dir + "/s.json --op-log " + dir + "/s.jsonl");
-  const Result ranks = run_shell(mpirun() + " -n 2 " + KERNBENCH_BINARY + args + dir + "/m.json --op-log " + dir + "/m.jsonl");
+  const Result ranks = run_shell(mpirun() + " -n 4 " + KERNBENCH_BINARY + args + dir + "/m.json --op-log " + dir + "/m.jsonl");
   ASSERT_EQ(serial.code, 0) << serial.out;
   ASSERT_EQ(ranks.code, 0) << ranks.out;
   EXPECT_EQ(file_text(dir + "/m.jsonl"), file_text(dir + "/s.jsonl"));

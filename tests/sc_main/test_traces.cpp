@@ -182,10 +182,11 @@ TEST(Traces, TimelineSlicesAreTheOpLogAndFlowsJoinSendsToReceives) {
   std::map<std::pair<int, int>, std::string> track_name;
   std::map<std::uint64_t, std::vector<nlohmann::json>> flows;
   std::set<std::string> phases;
-  std::map<double, nlohmann::json> critical;  // the critical-path track's slices by start
+  std::map<int, std::map<double, nlohmann::json>> critical;  // each critical-path track's slices by start
   for (const auto& e : trace["traceEvents"]) {
     if (e["ph"] == "X" && e["cat"] == "critical") {
-      EXPECT_TRUE(critical.emplace(e["ts"].get<double>(), e).second) << "two critical slices start together";
+      EXPECT_TRUE(critical[e["tid"].get<int>()].emplace(e["ts"].get<double>(), e).second)
+          << "two critical slices of a track start together";
     } else if (e["ph"] == "X") {
       EXPECT_TRUE(slices.emplace(e["args"]["id"].get<std::uint64_t>(), e).second) << "two slices of one record";
       if (e["cat"] == "phase") phases.insert(e["name"].get<std::string>());
@@ -209,29 +210,46 @@ TEST(Traces, TimelineSlicesAreTheOpLogAndFlowsJoinSendsToReceives) {
     EXPECT_TRUE(track.ends_with(".pe" + rec.tensor.substr(rec.tensor.rfind(".pe") + 3) + "." + rec.engine)) << track;
     sends += rec.kind == "send";
   }
-  EXPECT_EQ(track_name.at({0, 1}), "cube(0,0).pe0.phase");
-  // The critical-path track shows the records' critical spans: one after the other
-  // without gap or overlap up to the run's end, each inside its op's own [issue, end].
-  EXPECT_EQ(track_name.at({0, 0}), "critical path");
+  // Two groups of 2 cubes, simulated apart: a critical-path track per group first, then
+  // the PEs' tracks. Each shows its group's critical spans: one after the other without
+  // gap or overlap up to the group's end, each inside its op's own [issue, end], all on
+  // the group's cubes; the slower group's ends with the run.
+  EXPECT_EQ(track_name.at({0, 0}), "critical path, group 0");
+  EXPECT_EQ(track_name.at({0, 1}), "critical path, group 1");
+  EXPECT_EQ(track_name.at({0, 2}), "cube(0,0).pe0.phase");
   std::size_t spans = 0;
   for (const auto& rec : log)
     for (const auto& [begin, end] : rec.critical) {
       ++spans;
-      const auto& e = critical.at(static_cast<double>(begin) * 1e-3);
-      EXPECT_EQ(e["tid"], 0);
-      EXPECT_EQ(e["args"]["id"], rec.id);
-      EXPECT_EQ(e["dur"].get<double>(), static_cast<double>(end - begin) * 1e-3);
+      bool found = false;
+      for (const auto& [tid, slices_of_track] : critical) {
+        const auto it = slices_of_track.find(static_cast<double>(begin) * 1e-3);
+        if (it == slices_of_track.end() || it->second["args"]["id"] != rec.id) continue;
+        found = true;
+        EXPECT_EQ(it->second["dur"].get<double>(), static_cast<double>(end - begin) * 1e-3);
+      }
+      EXPECT_TRUE(found) << "record " << rec.id << "'s critical span at " << begin;
       EXPECT_GE(begin, rec.issue) << rec.kind;
       EXPECT_LE(begin, rec.end) << rec.kind;
     }
-  EXPECT_EQ(critical.size(), spans);
-  EXPECT_GT(spans, 3u);
-  double until = critical.begin()->first;
-  for (const auto& [ts, e] : critical) {
-    EXPECT_NEAR(ts, until, 1e-9);
-    until = ts + e["dur"].get<double>();
+  ASSERT_EQ(critical.size(), 2u);
+  std::size_t drawn = 0;
+  double last_end = 0;
+  std::map<std::string, int> track_of_cube;
+  for (const auto& [tid, slices_of_track] : critical) {
+    drawn += slices_of_track.size();
+    EXPECT_GT(slices_of_track.size(), 3u);
+    double until = slices_of_track.begin()->first;
+    for (const auto& [ts, e] : slices_of_track) {
+      EXPECT_NEAR(ts, until, 1e-9);
+      until = ts + e["dur"].get<double>();
+      const std::string on = e["args"]["on"];
+      EXPECT_EQ(track_of_cube.emplace(on.substr(0, on.find(".pe")), tid).first->second, tid) << on << " on two tracks";
+    }
+    last_end = std::max(last_end, until);
   }
-  EXPECT_NE(r.out.find(std::to_string(static_cast<std::uint64_t>(until * 1e3 + 0.5)) + " cycles"), std::string::npos)
+  EXPECT_EQ(drawn, spans);
+  EXPECT_NE(r.out.find(std::to_string(static_cast<std::uint64_t>(last_end * 1e3 + 0.5)) + " cycles"), std::string::npos)
       << "the last span ends with the run\n" << r.out;
   EXPECT_EQ(phases, (std::set<std::string>{"sweep", "reduce level 2", "reduce level 1", "store O"}));
   // Every message is one flow from the sender's ipcq track to the receiver's.

@@ -76,12 +76,25 @@ TEST(Result, PrefillDerivesItsMeansFromTheMergedSums) {
 
 TEST(Partition, DevicesSplitIntoContiguousNearlyEqualParts) {
   const std::vector<SipId> four = {SipId(0), SipId(1), SipId(2), SipId(3)};
-  using Parts = std::vector<std::vector<SipId>>;
-  EXPECT_EQ(cli::split_devices(four, 2), (Parts{{SipId(0), SipId(1)}, {SipId(2), SipId(3)}}));
-  EXPECT_EQ(cli::split_devices(four, 3), (Parts{{SipId(0), SipId(1)}, {SipId(2)}, {SipId(3)}}));
-  EXPECT_EQ(cli::split_devices(four, 8), (Parts{{SipId(0)}, {SipId(1)}, {SipId(2)}, {SipId(3)}}));
-  EXPECT_EQ(cli::split_devices({SipId(0), SipId(2)}, 1), (Parts{{SipId(0), SipId(2)}}));
+  auto split = [](const std::vector<SipId>& devices, std::uint32_t groups, std::size_t n) {
+    std::vector<std::string> parts;
+    for (const auto& part : cli::split_units(devices, groups, n)) parts.push_back(cli::units_text(part));
+    return parts;
+  };
+  using Parts = std::vector<std::string>;
+  EXPECT_EQ(split(four, 1, 2), (Parts{"0,1", "2,3"}));
+  EXPECT_EQ(split(four, 1, 3), (Parts{"0,1", "2", "3"}));
+  EXPECT_EQ(split(four, 1, 8), (Parts{"0", "1", "2", "3"}));
+  EXPECT_EQ(split({SipId(0), SipId(2)}, 1, 1), (Parts{"0,2"}));
+  // By CUBE group: whole SIPs where a part holds all of a SIP's groups.
+  EXPECT_EQ(split(four, 2, 2), (Parts{"0,1", "2,3"}));
+  EXPECT_EQ(split(four, 2, 3), (Parts{"0,1.0", "1.1,2", "3"}));
+  EXPECT_EQ(split(four, 2, 8), (Parts{"0.0", "0.1", "1.0", "1.1", "2.0", "2.1", "3.0", "3.1"}));
+  EXPECT_EQ(split(four, 2, 16).size(), 8u);
   EXPECT_EQ(devices_text({SipId(0), SipId(2)}), "0,2");
+  const std::vector<SimUnit> units = cli::parse_units("0,1.1", 2);
+  EXPECT_EQ(units, (std::vector<SimUnit>{{SipId(0), std::nullopt}, {SipId(1), 1u}}));
+  for (const char* bad : {"2", "0.x", "1,", "a", "0.1.2"}) EXPECT_THROW(cli::parse_units(bad, 2), std::invalid_argument) << bad;
 }
 
 }  // namespace

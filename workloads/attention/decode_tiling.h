@@ -22,7 +22,7 @@ struct DecodeConfig : AttentionShape {
   // is short, large enough that each tile's GEMM still hides under its DMA.
   std::uint32_t stream_rows = 64;
   std::vector<SipId> devices;   // empty: all
-  std::vector<SipId> simulate;  // the devices this process simulates (run --jobs); empty: all
+  std::vector<workloads::SimUnit> simulate;  // what this process simulates (run --jobs); empty: all
 };
 
 // The TCM a PE of the decode kernel needs at most when it sweeps `rows` query rows at a

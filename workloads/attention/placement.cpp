@@ -54,8 +54,20 @@ HeadPlacement place_heads(std::uint32_t h_kv, std::size_t devices, const Topolog
   return p;
 }
 
-bool simulates(const std::vector<SipId>& simulate, SipId sip) {
-  return simulate.empty() || std::find(simulate.begin(), simulate.end(), sip) != simulate.end();
+bool simulates(const std::vector<workloads::SimUnit>& simulate, SipId sip, std::uint32_t group) {
+  return simulate.empty() || std::any_of(simulate.begin(), simulate.end(), [&](const workloads::SimUnit& u) {
+           return u.sip == sip && (!u.group || *u.group == group);
+         });
+}
+
+std::vector<std::uint32_t> cube_groups(const Topology& topo, std::uint32_t cubes) {
+  const GroupShape shape = group_shape(cubes);
+  std::vector<std::uint32_t> out;
+  for (std::uint32_t c = 0; c < topo.cubes_per_sip(); ++c) {
+    const MeshPos at = topo.mesh().pos(CubeId(c));
+    out.push_back((at.y / shape.h) * (topo.sip.mesh_x / shape.w) + at.x / shape.w);
+  }
+  return out;
 }
 
 std::uint32_t group_start(const Topology& topo, std::uint32_t cubes, std::uint32_t index) {

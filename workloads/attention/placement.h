@@ -8,6 +8,7 @@
 
 #include "base/npy.h"
 #include "platform/runtime_context.h"
+#include "workloads/workload.h"
 
 namespace kb::gqa {
 
@@ -36,9 +37,11 @@ std::vector<std::uint32_t> group_sizes(const Topology& topo, bool ring);
 HeadPlacement place_heads(std::uint32_t h_kv, std::size_t devices, const Topology& topo, bool replicate,
                           std::optional<std::uint32_t> cubes, std::optional<std::uint32_t> pes);
 
-// Whether this process simulates `sip`: `simulate` lists the SIPs of its part of a
-// partitioned run (placement still follows all the run's devices); empty: every SIP.
-bool simulates(const std::vector<SipId>& simulate, SipId sip);
+// Whether this process simulates group `group` of `sip`: `simulate` lists the units of its
+// part of a split run (placement still follows all the run's devices); empty: all.
+bool simulates(const std::vector<workloads::SimUnit>& simulate, SipId sip, std::uint32_t group);
+// Each cube's group among a SIP's groups of `cubes` cubes (for RuntimeContext::separate_groups).
+std::vector<std::uint32_t> cube_groups(const Topology& topo, std::uint32_t cubes);
 
 // The top-left cube of group `index` of a SIP: groups tile the mesh row by row.
 std::uint32_t group_start(const Topology& topo, std::uint32_t cubes, std::uint32_t index);

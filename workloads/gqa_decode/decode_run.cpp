@@ -79,7 +79,7 @@ DecodePlan plan_decode(RuntimeContext& rt, const DecodeConfig& c, const Attentio
   for (std::uint32_t h = 0; h < c.h_kv; ++h) {
     const std::uint32_t dev = h / plan.groups_per_sip, gi = h % plan.groups_per_sip;
     const SipId sip = plan.devices[dev];
-    if (!simulates(c.simulate, sip)) continue;
+    if (!simulates(c.simulate, sip, gi)) continue;
     const std::uint32_t start = group_start(topo, c.cubes, gi);
     const GroupGeometry geo = GroupGeometry::of(start, c.cubes, topo.mesh());
     auto name = [h](const char* what) { return head_tensor(what, h); };
@@ -125,6 +125,7 @@ DecodeResult run_decode(RuntimeContext& rt, const DecodeConfig& c, const Attenti
   res.prefetch_v = plan.params.front()->prefetch_v;
   res.segment_rows = plan.params.front()->segment_rows;
   const GroupShape shape = group_shape(c.cubes);
+  rt.separate_groups(cube_groups(topo, c.cubes));
   launch_decode(rt, plan);
   // What the op log says, as its records close.
   auto widen = [](Phase& p, std::uint64_t b, std::uint64_t e) {

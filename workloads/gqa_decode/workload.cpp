@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "base/units.h"
+#include "workloads/attention/placement.h"
 #include "workloads/gqa_decode/decode_run.h"
 #include "workloads/report.h"
 
@@ -29,6 +30,7 @@ class DecodeJob : public Job {
       : c_(std::move(c)), data_(std::move(data)), topo_(topo), notes_(std::move(notes)) {}
   std::vector<std::string> notes() const override { return notes_; }
   bool data_mode(bool) const override { return data_.data(); }
+  std::vector<std::uint32_t> cube_groups() const override { return gqa::cube_groups(topo_, c_.cubes); }
   Result run(RuntimeContext& rt) override {
     const gqa::DecodeResult d = gqa::run_decode(rt, c_, data_.inputs());
     Result r = gqa::attention_result("gqa_decode", c_, data_.data(), d.devices, d.cycles, topo_);

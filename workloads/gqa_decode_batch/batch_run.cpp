@@ -203,7 +203,7 @@ BatchResult run_decode_batch(RuntimeContext& rt, const BatchConfig& c, const Bat
   for (std::uint32_t h = 0; h < c.h_kv; ++h) {
     const std::uint32_t dev = h / groups_per_sip;
     const SipId sip = res.devices[dev];
-    if (!simulates(c.simulate, sip)) continue;
+    if (!simulates(c.simulate, sip, h % groups_per_sip)) continue;
     const std::uint32_t start = group_start(topo, c.cubes, h % groups_per_sip);
     auto name = [h](const char* what) { return head_tensor(what, h); };
     DecodeGroup grp;
@@ -251,6 +251,7 @@ BatchResult run_decode_batch(RuntimeContext& rt, const BatchConfig& c, const Bat
     outputs.push_back(grp.o);
     params[dev]->groups.push_back(grp);
   }
+  rt.separate_groups(cube_groups(topo, c.cubes));
   std::set<std::string> kv_names;
   for (std::size_t dev = 0; dev < res.devices.size(); ++dev) {
     if (params[dev]->groups.empty()) continue;

@@ -19,7 +19,7 @@ struct BatchConfig : AttentionShape {
   bool two_level = false;  // every request through decode's 2-level reduce (else only those on every rank)
   std::uint32_t cubes = 8, pes = 8;
   std::vector<SipId> devices;   // empty: all
-  std::vector<SipId> simulate;  // the devices this process simulates (run --jobs); empty: all
+  std::vector<workloads::SimUnit> simulate;  // what this process simulates (run --jobs); empty: all
 };
 
 struct BatchResult {

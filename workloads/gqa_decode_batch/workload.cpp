@@ -38,6 +38,7 @@ class BatchJob : public Job {
   BatchJob(BatchConfig c, BatchData data, const Topology& topo)
       : c_(std::move(c)), data_(std::move(data)), topo_(topo) {}
   bool data_mode(bool) const override { return data_.data; }
+  std::vector<std::uint32_t> cube_groups() const override { return gqa::cube_groups(topo_, c_.cubes); }
   Result run(RuntimeContext& rt) override {
     const gqa::BatchResult b = gqa::run_decode_batch(rt, c_, data_.inputs ? &*data_.inputs : nullptr);
     Result r = gqa::attention_result("gqa_decode_batch", c_, data_.data, b.devices, b.cycles, topo_);

@@ -129,7 +129,7 @@ PrefillResult run_prefill(RuntimeContext& rt, const PrefillConfig& c, const Atte
     for (std::uint32_t r = 0; r < pl.replicas; ++r) {
       const std::uint32_t dev = pl.device_of(h, r);
       const SipId sip = res.devices[dev];
-      if (!simulates(c.simulate, sip)) continue;
+      if (!simulates(c.simulate, sip, pl.slot_of(h, r))) continue;
       const std::uint32_t start = group_start(topo, cubes, pl.slot_of(h, r));
       auto name = [h, r, &pl](const char* what) { return head_tensor(what, h, pl.replicas > 1 ? r : ~0u); };
       PrefillGroup grp;
@@ -160,12 +160,14 @@ PrefillResult run_prefill(RuntimeContext& rt, const PrefillConfig& c, const Atte
   for (std::size_t dev = 0; dev < res.devices.size(); ++dev)
     if (!params[dev]->groups.empty())
       rt.launch(res.devices[dev], "gqa_prefill", gqa_prefill, std::shared_ptr<const PrefillParams>(params[dev]));
+  const std::vector<std::uint32_t> group_of = cube_groups(topo, cubes);
+  rt.separate_groups(group_of);
   std::map<PeCoord, sc_core::sc_time> busy_before;
   for (const SipId sip : res.devices)
     for (std::uint32_t cube = 0; cube < topo.cubes_per_sip(); ++cube)
       for (std::uint32_t pe = 0; pe < topo.cube.pes; ++pe) {
         const PeCoord at{sip, CubeId(cube), PeId(pe)};
-        if (simulates(c.simulate, sip)) busy_before[at] = rt.system().pe(at).gemm.busy();
+        if (simulates(c.simulate, sip, group_of[cube])) busy_before[at] = rt.system().pe(at).gemm.busy();
       }
   {
     const OpLog::Listening listening = rt.op_log().listen([&](const OpRecord& r) {

@@ -28,7 +28,7 @@ struct PrefillConfig : AttentionShape {
   std::uint32_t chunk_rows = 0;  // 0: the largest of 256, 128, ... 16 whose buffers fit TCM
   std::uint32_t q_tile = 64;
   std::vector<SipId> devices;   // empty: all
-  std::vector<SipId> simulate;  // the devices this process simulates (run --jobs); empty: all
+  std::vector<workloads::SimUnit> simulate;  // what this process simulates (run --jobs); empty: all
   std::uint32_t q_len() const { return t_q ? t_q : static_cast<std::uint32_t>(s); }
   // The problem with T_q resolved (shapes of the inputs and the reference).
   AttentionShape shape() const;

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "base/units.h"
+#include "workloads/attention/placement.h"
 #include "workloads/gqa_prefill/prefill_run.h"
 #include "workloads/report.h"
 
@@ -23,9 +24,10 @@ const KnobSet& prefill_knobs() {
 
 class PrefillJob : public Job {
  public:
-  PrefillJob(PrefillConfig c, gqa::AttentionData data, const Topology& topo)
-      : c_(std::move(c)), data_(std::move(data)), topo_(topo) {}
+  PrefillJob(PrefillConfig c, gqa::AttentionData data, const Topology& topo, std::vector<std::uint32_t> cube_groups)
+      : c_(std::move(c)), data_(std::move(data)), topo_(topo), cube_groups_(std::move(cube_groups)) {}
   bool data_mode(bool) const override { return data_.data(); }
+  std::vector<std::uint32_t> cube_groups() const override { return cube_groups_; }
   Result run(RuntimeContext& rt) override {
     const gqa::PrefillResult p = gqa::run_prefill(rt, c_, data_.inputs());
     Result r = gqa::attention_result("gqa_prefill", c_.shape(), data_.data(), p.devices, p.cycles, topo_);
@@ -64,6 +66,7 @@ class PrefillJob : public Job {
   PrefillConfig c_;
   gqa::AttentionData data_;
   const Topology& topo_;
+  std::vector<std::uint32_t> cube_groups_;
 };
 
 class GqaPrefill : public Workload {
@@ -94,9 +97,9 @@ class GqaPrefill : public Workload {
     gqa::AttentionData data(v, setup.data);
     c.devices = setup.devices;
     c.simulate = setup.simulate;
-    gqa::validate(c, *setup.topo);
+    std::vector<std::uint32_t> groups = gqa::cube_groups(*setup.topo, gqa::validate(c, *setup.topo).placement.cubes);
     data.prepare(c.shape());
-    return std::make_unique<PrefillJob>(std::move(c), std::move(data), *setup.topo);
+    return std::make_unique<PrefillJob>(std::move(c), std::move(data), *setup.topo, std::move(groups));
   }
 
   void derive(Result& r) const override {
