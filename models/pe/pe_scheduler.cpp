@@ -38,7 +38,7 @@ tlm::tlm_sync_enum PeScheduler::nb_transport_fw(tlm::tlm_generic_payload& gp, tl
     if (cmd.waits_for.empty() && !cmd.receive && !(cmd.kind == Command::Kind::Send && holds_send_like(cmd))) {
       dispatch(cmd_gp);
     } else {
-      held_.push_back({&cmd_gp, std::nullopt});
+      held_.push_back({&cmd_gp, &cmd, std::nullopt});
       release_held();
     }
     return true;
@@ -59,7 +59,7 @@ bool same_queue(const Command& a, const Command& b) {
 }  // namespace
 
 bool PeScheduler::holds_send_like(const Command& send) const {
-  return std::any_of(held_.begin(), held_.end(), [&](const Held& h) { return same_queue(CommandExtension::of(*h.gp), send); });
+  return std::any_of(held_.begin(), held_.end(), [&](const Held& h) { return same_queue(*h.cmd, send); });
 }
 
 void PeScheduler::dispatch(tlm::tlm_generic_payload& gp) {
@@ -70,31 +70,39 @@ void PeScheduler::dispatch(tlm::tlm_generic_payload& gp) {
 }
 
 void PeScheduler::release_held() {
+  ++held_epoch_;
   for (Held& h : held_) {  // messages go to the receives in the order they were issued
-    const Command& cmd = CommandExtension::of(*h.gp);
+    const Command& cmd = *h.cmd;
     if (cmd.receive && !h.message && mailbox_)
       h.message = mailbox_->take(cmd.receive->src_cube, cmd.receive->src_pe, cmd.receive->tag);
   }
+  // The first ready command in issue order goes, then the first of those left, and so on.
   // Sends to one PE with one tag leave in the order they were issued: the receiver
-  // matches them in the order they arrive. Others may overtake them.
-  auto ready = [this](const Held& h) {
-    const Command& cmd = CommandExtension::of(*h.gp);
-    const bool in_turn = cmd.kind != Command::Kind::Send ||
-                         std::find_if(held_.begin(), held_.end(), [&](const Held& e) {
-                           return same_queue(CommandExtension::of(*e.gp), cmd);
-                         })->gp == h.gp;
-    return in_turn && (!cmd.receive || h.message) &&
-           std::all_of(cmd.waits_for.begin(), cmd.waits_for.end(), [](const CommandHandle& c) { return c->served; });
-  };
-  for (auto it = std::find_if(held_.begin(), held_.end(), ready); it != held_.end();
-       it = std::find_if(held_.begin(), held_.end(), ready)) {
-    tlm::tlm_generic_payload* gp = it->gp;
-    const std::optional<Message> message = std::move(it->message);
-    held_.erase(it);
-    Command& cmd = CommandExtension::of(*gp);
-    for (const CommandHandle& c : cmd.waits_for) cmd.path.join(c->path);
+  // matches them in the order they arrive. Others may overtake them. A command the scan
+  // passed stays unready while nothing is served, so the scan goes on from where it
+  // dispatched unless dispatching served a command or re-entered (held_epoch_).
+  std::vector<const Command*>& sends_ahead = sends_ahead_;  // the held sends before position i
+  sends_ahead.clear();
+  for (std::size_t i = 0; i < held_.size();) {
+    const Command& cmd = *held_[i].cmd;
+    // The cheap conditions first; whether a send is in turn last.
+    const bool can_go =
+        (!cmd.receive || held_[i].message) &&
+        std::all_of(cmd.waits_for.begin(), cmd.waits_for.end(), [](const CommandHandle& c) { return c->served; }) &&
+        (cmd.kind != Command::Kind::Send || std::none_of(sends_ahead.begin(), sends_ahead.end(),
+                                                         [&](const Command* s) { return same_queue(*s, cmd); }));
+    if (!can_go) {
+      if (cmd.kind == Command::Kind::Send) sends_ahead.push_back(&cmd);
+      ++i;
+      continue;
+    }
+    tlm::tlm_generic_payload* gp = held_[i].gp;
+    const std::optional<Message> message = std::move(held_[i].message);
+    held_.erase(held_.begin() + static_cast<std::ptrdiff_t>(i));
+    Command& ready = CommandExtension::of(*gp);
+    for (const CommandHandle& c : ready.waits_for) ready.path.join(c->path);
     if (message) {
-      Command::Receive& r = *cmd.receive;
+      Command::Receive& r = *ready.receive;
       if (message->bytes != r.bytes)
         SC_REPORT_ERROR(name(), ("message from cube " + std::to_string(r.src_cube) + " PE " + std::to_string(r.src_pe) +
                                  " tag " + std::to_string(r.tag) + " has " + std::to_string(message->bytes) +
@@ -102,10 +110,15 @@ void PeScheduler::release_held() {
                                     .c_str());
       if (r.tcm && !message->data.empty()) std::copy(message->data.begin(), message->data.end(), r.tcm);
       r.arrival = message->arrival;
-      cmd.path.join(message->account);
+      ready.path.join(message->account);
     }
-    cmd.path.advance(ticks(sc_core::sc_time_stamp()), Cause::Sync);
+    ready.path.advance(ticks(sc_core::sc_time_stamp()), Cause::Sync);
+    const std::uint64_t epoch = held_epoch_;
     dispatch(*gp);
+    if (held_epoch_ != epoch) {  // start again from the front, as after any change
+      i = 0;
+      sends_ahead.clear();
+    }
   }
 }
 
@@ -121,6 +134,7 @@ void PeScheduler::finished(tlm::tlm_generic_payload& macro, sc_core::sc_time sta
 }
 
 void PeScheduler::engine_done(tlm::tlm_generic_payload& gp) {
+  ++held_epoch_;
   served(gp);
   if (!held_.empty()) release_held();  // what waited for it may start
 }
@@ -158,6 +172,7 @@ void PeScheduler::served(tlm::tlm_generic_payload& gp) {
   macro.finished = sc_core::sc_time_stamp();
   macro.path = done.path;  // the last GEMM's end
   macro.served = true;
+  ++held_epoch_;
   c.macro->set_response_status(tlm::TLM_OK_RESPONSE);
   tlm::tlm_generic_payload* whole = c.macro;
   // Composites finish in issue order (one GEMM FIFO); drop the finished ones at the front.
@@ -193,6 +208,7 @@ void PeScheduler::advance(Sequence& s) {
     macro.finished = sc_core::sc_time_stamp();
     macro.path = s.path;
     macro.served = true;
+    ++held_epoch_;
     s.macro->set_response_status(tlm::TLM_OK_RESPONSE);
     responder_.respond(*s.macro, sc_core::SC_ZERO_TIME);
     while (!sequences_.empty() && sequences_.front().done) sequences_.pop_front();

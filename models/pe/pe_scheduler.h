@@ -56,6 +56,7 @@ class PeScheduler : public sc_core::sc_module {
 
   struct Held {
     tlm::tlm_generic_payload* gp = nullptr;
+    const Command* cmd = nullptr;    // gp's command
     std::optional<Message> message;  // taken from the mailbox in the order the receives came
   };
 
@@ -83,6 +84,10 @@ class PeScheduler : public sc_core::sc_module {
   std::deque<Sequence> sequences_;
   std::unordered_map<const Command*, Sequence*> step_of_;
   std::deque<Held> held_;
+  // Counts what can make a held command ready or change held_ under a scan of it (a
+  // command served, release_held entered): release_held rescans from the front only then.
+  std::uint64_t held_epoch_ = 0;
+  std::vector<const Command*> sends_ahead_;  // release_held's scratch (kept for its capacity)
   PeIpcq* mailbox_ = nullptr;
 };
 
