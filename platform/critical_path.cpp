@@ -15,7 +15,9 @@ PathEnd device_path(const std::vector<PeCpu*>& cpus) {
 }
 
 void keep_slowest(std::optional<PathEnd>& slowest, const PathEnd& device) {
-  if (!slowest || device.account.total() > slowest->account.total()) slowest = device;
+  if (!slowest || device.account.total() > slowest->account.total() ||
+      (device.account.total() == slowest->account.total() && device.pe < slowest->pe))
+    slowest = device;
 }
 
 void critical_spans(std::map<std::uint64_t, CriticalSpans>& spans, const PathAccount& path,

@@ -17,10 +17,11 @@ struct PathEnd {
   PathAccount account;
   PeCoord pe;
 };
-// A device's critical path: the account of its program that finished last (the first
-// of them on a tie).
+// A unit's critical path (a device, or a CUBE group of it): the account of its program
+// that finished last (the first of them on a tie).
 PathEnd device_path(const std::vector<PeCpu*>& cpus);
-// Keeps in `slowest` the longer of it and `device` (the one kept on a tie).
+// Keeps in `slowest` the longer of it and `device`; on a tie, the one ending on the lower
+// PE (as Result::merge picks among the parts of a split run, whose groups may interleave).
 void keep_slowest(std::optional<PathEnd>& slowest, const PathEnd& device);
 // In cycles of the topology's clock (empty for no path).
 CriticalPath path_cycles(const std::optional<PathEnd>& path, const Topology& topo);

@@ -1,6 +1,7 @@
 #include "platform/runtime_context.h"
 #include "models/common/clock.h"
 
+#include <utility>
 #include <algorithm>
 
 #include "base/units.h"
@@ -148,6 +149,7 @@ void RuntimeContext::run() {
   keep_path_steps(options_.op_log != RunOptions::OpLogKept::Nothing);
   auto pending = std::move(pending_);
   pending_.clear();
+  const std::vector<std::uint32_t> group_of_cube = std::exchange(group_of_cube_, {});  // this run's only
   // Initialise the simulation (every process runs once) before the first unit starts,
   // so the first unit starts like every later one: its PEs woken by their programs.
   if (sc_core::sc_get_status() != sc_core::SC_PAUSED) sc_core::sc_start(sc_core::SC_ZERO_TIME);
@@ -160,11 +162,11 @@ void RuntimeContext::run() {
     std::map<std::uint32_t, std::vector<std::pair<PeCpu*, PeCpu::Program>>> groups;
     for (auto& launched : programs) {
       const std::uint32_t cube = launched.first->coord().cube.value;
-      groups[cube < group_of_cube_.size() ? group_of_cube_[cube] : 0].push_back(std::move(launched));
+      groups[cube < group_of_cube.size() ? group_of_cube[cube] : 0].push_back(std::move(launched));
     }
     for (auto& [group, members] : groups)
       units.push_back({"device " + std::to_string(device.value) +
-                           (group_of_cube_.empty() ? "" : " group " + std::to_string(group)),
+                           (group_of_cube.empty() ? "" : " group " + std::to_string(group)),
                        std::move(members)});
   }
   for (auto& [name, programs] : units) {

@@ -79,7 +79,7 @@ class RuntimeContext {
     launch(device, name, Kernel([kernel, args...](tl::Ctx& tl) { kernel(tl, args...); }));
   }
   // CUBE groups of every SIP that share nothing (no message and no link between them):
-  // group_of_cube[c] is cube c's group. run() then simulates them apart, as it does SIPs.
+  // group_of_cube[c] is cube c's group. The next run() simulates them apart, as it does SIPs.
   void separate_groups(std::vector<std::uint32_t> group_of_cube) { group_of_cube_ = std::move(group_of_cube); }
   // Simulates until every launched kernel has finished: device by device (and group by
   // group within a device, given separate_groups), each from an empty event queue (its

@@ -308,6 +308,10 @@ int execute_run(const RunRequest& q) {
     }
   };
   std::unique_ptr<workloads::Job> job = configure();
+  for (const workloads::SimUnit& u : setup.simulate)
+    if (u.group && *u.group >= job->groups_per_sip())
+      throw UsageError("--simulate '" + q.simulate + "': SIP " + std::to_string(u.sip.value) + " has " +
+                       std::to_string(job->groups_per_sip()) + " CUBE group(s) in this run, numbered from 0");
   if (mpi) {  // the rank's part, cut by the job's CUBE groups
     const auto parts = split_units(devices, job->groups_per_sip(), static_cast<std::size_t>(world.size()));
     if (static_cast<std::size_t>(world.rank()) >= parts.size()) {  // more ranks than parts: nothing to simulate

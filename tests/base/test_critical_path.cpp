@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "base/critical_path.h"
+#include "platform/critical_path.h"
 
 namespace kb {
 namespace {
@@ -61,6 +62,25 @@ TEST(CriticalPath, CyclesSumToTheRoundedTotalLargestFirst) {
   EXPECT_EQ(p.cycles, (std::vector<std::pair<std::string, std::uint64_t>>{{"hbm", 2}, {"noc", 1}, {"cpu", 1}}));
   EXPECT_EQ(p.of("hbm"), 2u);
   EXPECT_EQ(p.of("gemm"), 0u);
+}
+
+// The run's path is its slowest unit's; of units ending together, the one ending on the
+// lower PE, whatever order they were simulated in (a split run's merge picks the same).
+TEST(CriticalPath, OfUnitsEndingTogetherTheOneEndingOnTheLowerPeIsKept) {
+  auto unit = [](std::uint64_t end, Cause cause, std::uint32_t cube) {
+    PathEnd e{PathAccount::starting(0), PeCoord{SipId(0), CubeId(cube), PeId(0)}};
+    e.account.advance(end, cause);
+    return e;
+  };
+  const PathEnd group0 = unit(500, Cause::Gemm, 4), group1 = unit(500, Cause::Hbm, 2), slow = unit(501, Cause::Noc, 7);
+  std::optional<PathEnd> kept;
+  keep_slowest(kept, group0);
+  keep_slowest(kept, group1);
+  EXPECT_EQ(kept->pe, group1.pe);
+  keep_slowest(kept, group0);
+  EXPECT_EQ(kept->pe, group1.pe);
+  keep_slowest(kept, slow);
+  EXPECT_EQ(kept->pe, slow.pe);
 }
 
 }  // namespace

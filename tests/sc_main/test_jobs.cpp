@@ -3,6 +3,7 @@
 // included) and report, byte for byte (apart from wall-time figures).
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -104,6 +105,13 @@ TEST(Jobs, WhatCannotBeSplitIsRefused) {
   r = run("run --jobs 0");
   EXPECT_EQ(r.code, 2) << r.out;
   EXPECT_NE(r.out.find("--jobs '0': expected a whole number from 1 to 256"), std::string::npos) << r.out;
+  // A part's unit must exist: decode at C = 8 has 2 groups per SIP.
+  const std::string dir = temp_dir("jobs_bad_part");
+  r = run("run --seq-len 1024 --simulate 0.2 --part " + dir + "/p.json");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("--simulate '0.2': SIP 0 has 2 CUBE group(s) in this run, numbered from 0"), std::string::npos)
+      << r.out;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/p.json"));
 }
 
 }  // namespace
