@@ -12,7 +12,7 @@ namespace kb {
 std::uint64_t OpLog::append(OpRecord r) {
   r.id = next_++;
   if (keep_) records_.push_back(std::move(r));
-  else open_.emplace(r.id, std::move(r));
+  else open_.insert(r.id, std::move(r));
   return next_ - 1;
 }
 

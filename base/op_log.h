@@ -7,12 +7,12 @@
 #include <map>
 #include <optional>
 #include <string>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "base/ids.h"
 #include "base/mesh.h"
+#include "base/recycling_map.h"
 
 namespace kb {
 
@@ -114,7 +114,7 @@ class OpLog {
   bool keep_ = true;
   std::uint64_t next_ = 0;
   std::vector<OpRecord> records_;                      // kept
-  std::unordered_map<std::uint64_t, OpRecord> open_;  // open, when not kept
+  RecyclingMap<std::uint64_t, OpRecord> open_;  // open, when not kept
   std::list<Listener> listeners_;
 };
 

@@ -152,9 +152,8 @@ LinkParams read_link(MapReader m, const char* bw_key, const char* lat_key) {
   return p;
 }
 
-std::map<std::string, std::uint64_t> read_cost_table(MapReader m,
-                                                     const std::vector<std::string>& ops) {
-  std::map<std::string, std::uint64_t> table;
+CostTable read_cost_table(MapReader m, const std::vector<std::string>& ops) {
+  CostTable table;
   for (const auto& op : ops) table[op] = m.cycles(op, 1, 1000000);
   m.finish();
   return table;
@@ -293,9 +292,15 @@ const std::vector<std::string>& Topology::math_ops() {
   return ops;
 }
 
-std::uint64_t Topology::math_cycles(const std::string& op, std::uint64_t elements, std::uint32_t reduce_width) const {
+std::uint64_t cost_of(const CostTable& table, std::string_view op) {
+  const auto it = table.find(op);
+  if (it == table.end()) throw std::out_of_range("no cost for op '" + std::string(op) + "'");
+  return it->second;
+}
+
+std::uint64_t Topology::math_cycles(std::string_view op, std::uint64_t elements, std::uint32_t reduce_width) const {
   const std::uint64_t lanes = pe.math.lanes;
-  std::uint64_t cycles = (elements + lanes - 1) / lanes * pe.math.cycles.at(op);
+  std::uint64_t cycles = (elements + lanes - 1) / lanes * cost_of(pe.math.cycles, op);
   if (reduce_width > 0) {
     std::uint64_t depth = 0;
     while ((1ull << depth) < reduce_width) ++depth;

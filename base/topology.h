@@ -5,6 +5,7 @@
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/mesh.h"
@@ -17,6 +18,12 @@ struct LinkParams {
   std::uint64_t bytes_per_cycle = 0;
   std::uint64_t latency_cycles = 0;
 };
+
+// Cycles per op, by op name. Looked up by a string_view or literal without making a
+// string (the simulator does so for every op it issues).
+using CostTable = std::map<std::string, std::uint64_t, std::less<>>;
+// `table`'s cost of `op`; std::out_of_range if it has none.
+std::uint64_t cost_of(const CostTable& table, std::string_view op);
 
 // Each part's parameters are a *Spec: the SystemC modules that model the part carry the
 // plain names (System, Sip, Cube, Hbm, Pe).
@@ -57,17 +64,17 @@ struct Topology {
     } gemm;
     struct Math {
       std::uint32_t lanes = 0;
-      std::map<std::string, std::uint64_t> cycles;  // per lane-op, by op name
+      CostTable cycles;  // per lane-op, by op name
     } math;
     struct Cpu {
-      std::map<std::string, std::uint64_t> issue_cycles;  // per tl op type
+      CostTable issue_cycles;  // per tl op type
     } cpu;
   } pe;
 
   // Cycles of a MATH engine op of cost `op` (a key of pe.math.cycles) over `elements`
   // elements in passes of `lanes`; a row reduce over `reduce_width` columns adds a tree
   // of ceil(log2 width) steps per pass of rows.
-  std::uint64_t math_cycles(const std::string& op, std::uint64_t elements, std::uint32_t reduce_width = 0) const;
+  std::uint64_t math_cycles(std::string_view op, std::uint64_t elements, std::uint32_t reduce_width = 0) const;
 
   // The op names the math and cpu tables must list (exactly these).
   static const std::vector<std::string>& math_ops();

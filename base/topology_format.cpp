@@ -12,7 +12,7 @@ std::string link_text(const LinkParams& l, const char* latency_word) {
          std::to_string(l.latency_cycles) + " cycles";
 }
 
-std::string table_text(const std::map<std::string, std::uint64_t>& table) {
+std::string table_text(const CostTable& table) {
   std::string s;
   for (const auto& [op, c] : table) s += (s.empty() ? "" : ", ") + op + " " + std::to_string(c);
   return s;

@@ -55,9 +55,9 @@ ScratchScope::~ScratchScope() {
 Ctx::Ctx(Pe& pe, const Topology& topo, const AddressMap& map, OpLog& log, std::string kernel, bool data,
          const sc_core::sc_time& origin)
     : pe_(pe), topo_(topo), map_(map), log_(log), kernel_(std::move(kernel)), data_(data), origin_(origin),
-      scratch_bottom_(topo.pe.tcm_bytes) {}
+      cycle_(cycle_time(topo)), scratch_bottom_(topo.pe.tcm_bytes) {}
 
-std::uint64_t Ctx::cycles(const sc_core::sc_time& t) const { return cycles_of(t - origin_, cycle_time(topo_)); }
+std::uint64_t Ctx::cycles(const sc_core::sc_time& t) const { return cycles_of(t - origin_, cycle_); }
 
 Ctx::~Ctx() = default;
 
@@ -115,8 +115,10 @@ void Ctx::end_scope(std::uint64_t mark, std::size_t first) {
     Buffer& b = *scratch_[i];
     if (!unwinding) {
       while (!b.receives.empty()) take_message(b, b.receives.front().op);  // before the space is reused
-      for (const Access& w : b.writers) block_on(*w.cmd, "scope end: '" + b.name + "' still being written");
-      for (const Access& r : b.readers) block_on(*r.cmd, "scope end: '" + b.name + "' still being read");
+      for (const Access& w : b.writers)
+        block_on(*w.cmd, [&] { return "scope end: '" + b.name + "' still being written"; });
+      for (const Access& r : b.readers)
+        block_on(*r.cmd, [&] { return "scope end: '" + b.name + "' still being read"; });
     }
     b.alive = false;
   }
@@ -145,15 +147,19 @@ void Ctx::check_contiguous(const Tensor& t, const std::string& op) const {
              "(copy it first)");
 }
 
-void Ctx::block_on(const Command& cmd, const std::string& what) {
-  if (cmd.done) return;
-  waiting_for_ = what;
+void Ctx::wait_on(const Command& cmd, std::string what) {
+  waiting_for_ = std::move(what);
   pe_.cpu.wait(cmd);
   waiting_for_.clear();
 }
 
 namespace {
-bool overlaps(const Access& a, const Tensor& t) { return a.begin < t.span_end() && t.span_begin() < a.end; }
+// The bytes [begin, end) of its buffer that a tensor covers (worked out once per scan).
+struct Span {
+  std::uint64_t begin, end;
+};
+Span span(const Tensor& t) { return {t.span_begin(), t.span_end()}; }
+bool overlaps(const Access& a, const Span& s) { return a.begin < s.end && s.begin < a.end; }
 bool finished(const Access& a) { return a.cmd->done; }
 // Whether the scheduler may hold the command back (it waits for others or a message).
 bool held(const Command& c) { return !c.waits_for.empty() || c.receive.has_value(); }
@@ -163,9 +169,10 @@ void Ctx::consume(const Tensor& t, const std::string& op) {
   check(t, op, "operand");
   if (!t.buffer_) return;
   Buffer& b = *t.buffer_;
+  const Span s = span(t);
   take_messages(t);
   for (const Access& w : b.writers)
-    if (overlaps(w, t)) block_on(*w.cmd, "'" + b.name + "' for op '" + op + "'");
+    if (overlaps(w, s)) block_on(*w.cmd, [&] { return "'" + b.name + "' for op '" + op + "'"; });
   std::erase_if(b.writers, finished);
   std::erase_if(b.readers, finished);
 }
@@ -180,9 +187,10 @@ void Ctx::add_writer(const Tensor& t, const Command& cmd) {
 
 void Ctx::prepare_write(const Tensor& t) {
   Buffer& b = *t.buffer_;
+  const Span s = span(t);
   take_messages(t);
   for (const Access& w : b.writers)
-    if (overlaps(w, t)) block_on(*w.cmd, "'" + b.name + "' before overwriting it");
+    if (overlaps(w, s)) block_on(*w.cmd, [&] { return "'" + b.name + "' before overwriting it"; });
   std::erase_if(b.writers, finished);
   wait_for_readers(t);
 }
@@ -191,18 +199,20 @@ void Ctx::wait_for_readers(const Tensor& t) {
   // Only readers of the bytes written: rows of a state can be merged while other rows
   // are still being sent.
   Buffer& b = *t.buffer_;
+  const Span s = span(t);
   for (const Access& r : b.readers)
-    if (overlaps(r, t)) block_on(*r.cmd, "readers of '" + b.name + "' before overwriting it");
+    if (overlaps(r, s)) block_on(*r.cmd, [&] { return "readers of '" + b.name + "' before overwriting it"; });
   std::erase_if(b.readers, finished);
 }
 
 std::vector<CommandHandle> Ctx::pending_accesses(const Tensor& t, bool write) const {
   std::vector<CommandHandle> out;
   const Buffer& b = *t.buffer_;
+  const Span s = span(t);
   for (const auto* list : {&b.writers, write ? &b.readers : nullptr})
     if (list)
       for (const Access& a : *list)
-        if (!a.cmd->done && overlaps(a, t)) out.push_back(a.cmd);
+        if (!a.cmd->done && overlaps(a, s)) out.push_back(a.cmd);
   return out;
 }
 
@@ -218,7 +228,7 @@ TcmView Ctx::view_of(const Tensor& t) const {
 
 // Every op spends its issue cycles before it waits for its operands: the CPU builds the
 // command while they are still in flight and sends it the cycle they are ready.
-void Ctx::charge(const char* cpu_op) { pe_.cpu.spend(topo_.pe.cpu.issue_cycles.at(cpu_op)); }
+void Ctx::charge(const char* cpu_op) { pe_.cpu.spend(cost_of(topo_.pe.cpu.issue_cycles, cpu_op)); }
 
 namespace {
 // What an engine command computes, for the op log: M x N x K of a GEMM (a flash tile's
@@ -240,7 +250,7 @@ Command& Ctx::issue(Command cmd, OpRecord record) {
   record.issue = cycles(sc_core::sc_time_stamp());
   cmd.op_id = log_.append(std::move(record));
   cmd.data = data_;
-  return pe_.cpu.issue(cmd);
+  return pe_.cpu.issue(std::move(cmd));
 }
 
 std::uint64_t Ctx::record_cpu(const std::string& kind, const char* cpu_op, const std::string& tensor) {
@@ -376,7 +386,7 @@ Tensor Ctx::load(const DeviceTensor& t, RowRange rows, const Tensor* into) {
   std::erase_if(stores_, [](const PendingStore& st) { return st.cmd->done; });
   for (const PendingStore& st : stores_)
     if (st.tensor == &t.placements() && st.rows.begin < rows.end() && rows.begin < st.rows.end())
-      block_on(*st.cmd, "a store to rows of '" + t.name() + "' before loading them");
+      block_on(*st.cmd, [&] { return "a store to rows of '" + t.name() + "' before loading them"; });
   Command c;
   c.kind = Command::Kind::DmaRead;
   c.address = src.ref_->address;
@@ -388,7 +398,7 @@ Tensor Ctx::load(const DeviceTensor& t, RowRange rows, const Tensor* into) {
   r.bytes = c.bytes;
   r.tensor = t.name();
   r.shape = shape_text(x.shape());
-  add_writer(x, issue(c, std::move(r)));
+  add_writer(x, issue(std::move(c), std::move(r)));
   return x;
 }
 
@@ -416,7 +426,7 @@ void Ctx::store(const DeviceTensor& t, RowRange rows, const Tensor& x) {
   r.bytes = c.bytes;
   r.tensor = t.name();
   r.shape = shape_text(x.shape());
-  const Command& cmd = issue(c, std::move(r));
+  const Command& cmd = issue(std::move(c), std::move(r));
   add_reader(x, cmd);
   stores_.push_back({&t.placements(), rows, CommandHandle(cmd)});
 }
@@ -504,7 +514,7 @@ Tensor Ctx::gemm_into(const Tensor& a, const Tensor& b, const CompositeOpts& opt
     c.kind = Command::Kind::Gemm;
     c.b = view_of(b);
   }
-  const Command& cmd = issue(c, std::move(r));
+  const Command& cmd = issue(std::move(c), std::move(r));
   add_writer(out, cmd);
   add_reader(a, cmd);
   if (b.buffer_) add_reader(b, cmd);
@@ -534,11 +544,12 @@ Command math_step_command(MathOp op, TcmView in0, TcmView in1, TcmView out, std:
 
 void Ctx::wait_unless_sequenced(const Tensor& t, const std::string& op) {
   Buffer& b = *t.buffer_;
+  const Span s = span(t);
   take_messages(t);
   // A command the scheduler holds is not in its order yet: wait for it here.
   for (const Access& w : b.writers)
-    if ((w.cmd->kind != Command::Kind::Sequence || held(*w.cmd)) && overlaps(w, t))
-      block_on(*w.cmd, "'" + b.name + "' for op '" + op + "'");
+    if ((w.cmd->kind != Command::Kind::Sequence || held(*w.cmd)) && overlaps(w, s))
+      block_on(*w.cmd, [&] { return "'" + b.name + "' for op '" + op + "'"; });
 }
 
 Tensor Ctx::flash_tile(const FlashTile& f) {
@@ -607,7 +618,7 @@ Tensor Ctx::flash_tile(const FlashTile& f) {
       x.b = view_of(ref);
       x.c = c;
       x.trans_b = trans_b;
-      seq.steps.push_back(x);
+      seq.steps.push_back(std::move(x));
       return;
     }
     x.kind = Command::Kind::Composite;
@@ -626,7 +637,7 @@ Tensor Ctx::flash_tile(const FlashTile& f) {
     x.stage = view_of(*stage);
     x.stage.rows = tile;
     x.stage_buffers = stage->rows() / tile;
-    seq.steps.push_back(x);
+    seq.steps.push_back(std::move(x));
   };
   auto math_step = [&](MathOp mop, TcmView in0, TcmView in1, TcmView out, std::uint32_t reduce_width = 0,
                        float scalar = 0, bool serial = false) {
@@ -644,7 +655,7 @@ Tensor Ctx::flash_tile(const FlashTile& f) {
     mask.q_period = f.q_period;
     mask.k_pos0 = f.k_pos0;
     mask.elements = S.elements();
-    seq.steps.push_back(mask);
+    seq.steps.push_back(std::move(mask));
   }
   math_step(MathOp::RowMax, S, {}, MN, n);
   math_step(MathOp::Maximum, M, MN, MN, 0, 0, true);  // first touch of the state: after earlier tiles
@@ -665,7 +676,7 @@ Tensor Ctx::flash_tile(const FlashTile& f) {
   r.bytes = streamed ? f.k->bytes() + f.v->bytes() : 0;
   r.flops = 4ull * m * n * d;
   r.tensor = f.k->name();
-  const Command& cmd = issue(seq, std::move(r));
+  const Command& cmd = issue(std::move(seq), std::move(r));
   for (const Tensor* b : work) add_writer(*b, cmd);
   for (const Tensor* b : {f.m, f.l, f.o}) add_writer(*b, cmd);
   add_reader(*f.q, cmd);
@@ -724,7 +735,7 @@ Tensor Ctx::merge_state(const Tensor& state, const Tensor& other) {
   r.flops = 3ull * rows * (d + 1) + 4ull * rows;
   r.tensor = state.name();
   r.shape = shape_text(state.shape());
-  const Command& cmd = issue(seq, std::move(r));
+  const Command& cmd = issue(std::move(seq), std::move(r));
   for (const Tensor* t : {&m_new, &alpha, &beta, &other, &state}) add_writer(*t, cmd);
   if (cmd.receive) scheduler_receives_[{cmd.receive->src_cube, cmd.receive->src_pe, cmd.receive->tag}] = CommandHandle(cmd);
   return state;
@@ -784,7 +795,7 @@ Tensor Ctx::math(MathOp op, const std::string& kind, const Tensor& a, const Tens
   r.kind = kind;
   r.flops = a.elements();
   r.tensor = a.name();
-  const Command& issued = issue(cmd, std::move(r));
+  const Command& issued = issue(std::move(cmd), std::move(r));
   add_writer(o, issued);
   for (const Tensor* t : operands)
     if (t && t->buffer_ != o.buffer_) add_reader(*t, issued);
@@ -823,7 +834,7 @@ Tensor Ctx::causal_bias(std::uint32_t rows, std::uint32_t cols, std::int64_t q_p
   r.engine = "math";
   r.kind = "causal_bias";
   r.flops = t.elements();
-  add_writer(t, issue(cmd, std::move(r)));
+  add_writer(t, issue(std::move(cmd), std::move(r)));
   return t;
 }
 Tensor Ctx::where(const Tensor& mask, const Tensor& a, const Tensor& b, const Tensor* out) {
@@ -865,7 +876,7 @@ Tensor Ctx::reduce(MathOp op, const std::string& kind, const Tensor& x, int axis
   r.kind = kind;
   r.flops = x.elements();
   r.tensor = x.name();
-  const Command& issued = issue(cmd, std::move(r));
+  const Command& issued = issue(std::move(cmd), std::move(r));
   add_writer(out, issued);
   add_reader(x, issued);
   return out;
@@ -955,7 +966,7 @@ void Ctx::send(const PeCoord& dst, const Tensor& x, std::uint32_t tag) {
   r.hops = topo_.mesh().hops(cube(), dst.cube);
   r.tensor = x.name();
   r.shape = shape_text(x.shape());
-  const Command& cmd = issue(c, std::move(r));
+  const Command& cmd = issue(std::move(c), std::move(r));
   add_reader(x, cmd);
   if (!cmd.receive) return;
   add_writer(x, cmd);
@@ -1053,7 +1064,9 @@ void Ctx::take_one(Buffer& b, std::uint64_t op) {
   // A receive of the same sender and tag that the scheduler holds takes its message first.
   if (const auto held = scheduler_receives_.find({r.from.cube.value, r.from.pe.value, r.tag});
       held != scheduler_receives_.end())
-    block_on(*held->second, "a held receive from " + r.from.str() + " with tag " + std::to_string(r.tag));
+    block_on(*held->second, [&] {
+      return "a held receive from " + r.from.str() + " with tag " + std::to_string(r.tag);
+    });
   std::optional<Message> m;
   while (!(m = pe_.ipcq.take(r.from.cube.value, r.from.pe.value, r.tag))) {
     waiting_for_ = "a message from " + r.from.str() + " with tag " + std::to_string(r.tag);

@@ -205,7 +205,13 @@ class Ctx {
   Tensor hbm_rows(const std::string& op, const DeviceTensor& t, RowRange rows) const;
   Command& issue(Command cmd, OpRecord record);
   std::uint64_t record_cpu(const std::string& kind, const char* cpu_op, const std::string& tensor);
-  void block_on(const Command& cmd, const std::string& what);
+  // Waits until `cmd` is done; `what()` says what for (a deadlock report names it), and is
+  // made only if it must wait.
+  template <class What>
+  void block_on(const Command& cmd, What what) {
+    if (!cmd.done) wait_on(cmd, what());
+  }
+  void wait_on(const Command& cmd, std::string what);
   void end_phase();
   std::uint64_t cycles(const sc_core::sc_time& t) const;  // since origin_
   void take_messages(const Tensor& t);                 // of the receives into t's bytes
@@ -223,11 +229,12 @@ class Ctx {
   std::string kernel_;
   bool data_;
   const sc_core::sc_time& origin_;
+  const sc_core::sc_time cycle_;       // one PE clock cycle
   std::uint64_t persistent_top_ = 0;   // grows up from 0
   std::uint64_t scratch_bottom_;       // grows down from the TCM's end
   std::vector<std::shared_ptr<Buffer>> scratch_;  // live scratch buffers, allocation order
-  // Posted receives per (sender cube, sender PE, tag), in posting order, not yet taken.
-  // Posted receives per (sender cube, sender PE, tag), in posting order: buffer and op.
+  // Posted receives per (sender cube, sender PE, tag), in posting order, not yet taken:
+  // buffer and op.
   std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>,
            std::deque<std::pair<std::shared_ptr<Buffer>, std::uint64_t>>>
       posted_;

@@ -46,14 +46,14 @@ tlm::tlm_sync_enum AtRouter::nb_transport_fw(int in, tlm::tlm_generic_payload& g
       return tlm::TLM_COMPLETED;
     }
     gp.acquire();
-    const sc_time arrival = sc_time_stamp() + delay;
-    const sc_time start = reserve_path(hop->request_links, arrival, request_bytes(gp));
+    const sc_time now = sc_time_stamp();
+    const sc_time start = reserve_path(hop->request_links, now + delay, request_bytes(gp));
     const sc_time deliver = start + hop->request_delay;
     account_until(gp, deliver, cause_);
-    remember(gp, port, std::move(*hop));
+    live_.insert(&gp, Transaction{port, std::move(*hop)});
     // A hop that adds no time passes the request straight on, like a wire.
-    if (deliver == sc_time_stamp()) send_request(gp);
-    else peq_.notify(gp, kForwardRequest, deliver - sc_time_stamp());
+    if (deliver == now) send_request(gp);
+    else peq_.notify(gp, kForwardRequest, deliver - now);
     phase = tlm::END_REQ;  // accepted at once: the router buffers requests
     return tlm::TLM_UPDATED;
   }
@@ -127,12 +127,12 @@ void AtRouter::request_accepted(std::size_t out) {
 void AtRouter::response_arrived(tlm::tlm_generic_payload& gp, const sc_time& delay,
                                 bool pass_through) {
   const Hop& hop = live_.at(&gp).hop;
-  const sc_time arrival = sc_time_stamp() + delay;
-  const sc_time start = reserve_path(hop.response_links, arrival, response_bytes(gp));
+  const sc_time now = sc_time_stamp();
+  const sc_time start = reserve_path(hop.response_links, now + delay, response_bytes(gp));
   const sc_time deliver = start + hop.response_delay;
   account_until(gp, deliver, cause_);
-  if (pass_through && deliver == sc_time_stamp()) send_response(gp);
-  else peq_.notify(gp, kForwardResponse, deliver - sc_time_stamp());
+  if (pass_through && deliver == now) send_response(gp);
+  else peq_.notify(gp, kForwardResponse, deliver - now);
 }
 
 void AtRouter::send_response(tlm::tlm_generic_payload& gp) {
@@ -152,7 +152,7 @@ void AtRouter::send_response(tlm::tlm_generic_payload& gp) {
 
 void AtRouter::response_done(tlm::tlm_generic_payload& gp) {
   const std::size_t in = live_.at(&gp).in;
-  forget(gp);
+  live_.erase(&gp);
   PortQueue& q = in_queues_[in];
   q.busy = false;
   if (!q.waiting.empty()) {
@@ -162,20 +162,6 @@ void AtRouter::response_done(tlm::tlm_generic_payload& gp) {
   }
   gp.release();
 }
-
-void AtRouter::remember(tlm::tlm_generic_payload& gp, std::size_t in, Hop&& hop) {
-  if (spare_.empty()) {
-    live_.emplace(&gp, Transaction{in, std::move(hop)});
-    return;
-  }
-  LiveMap::node_type node = std::move(spare_.back());
-  spare_.pop_back();
-  node.key() = &gp;
-  node.mapped() = Transaction{in, std::move(hop)};
-  live_.insert(std::move(node));
-}
-
-void AtRouter::forget(tlm::tlm_generic_payload& gp) { spare_.push_back(live_.extract(&gp)); }
 
 void AtRouter::b_transport(int in, tlm::tlm_generic_payload& gp, sc_time& delay) {
   auto hop = route(gp, static_cast<std::size_t>(in));

@@ -8,7 +8,6 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include <systemc>
@@ -17,6 +16,7 @@
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
 
+#include "base/recycling_map.h"
 #include "models/common/link.h"
 #include "models/common/path_extension.h"
 
@@ -84,13 +84,7 @@ class AtRouter : public sc_core::sc_module {
   std::vector<std::unique_ptr<TargetSocket>> targets_;
   std::vector<std::unique_ptr<InitiatorSocket>> initiators_;
   std::vector<PortQueue> out_queues_, in_queues_;
-  // The payloads in transit here. Their map nodes are recycled (one per burst would
-  // otherwise be allocated and freed).
-  using LiveMap = std::unordered_map<tlm::tlm_generic_payload*, Transaction>;
-  void remember(tlm::tlm_generic_payload& gp, std::size_t in, Hop&& hop);
-  void forget(tlm::tlm_generic_payload& gp);
-  LiveMap live_;
-  std::vector<LiveMap::node_type> spare_;
+  RecyclingMap<tlm::tlm_generic_payload*, Transaction> live_;  // the payloads in transit here
   tlm_utils::peq_with_cb_and_phase<AtRouter> peq_;
   Cause cause_;
 };

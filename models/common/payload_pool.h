@@ -15,6 +15,17 @@ struct TimingOnly : tlm::tlm_extension<TimingOnly> {
   void copy_from(const tlm::tlm_extension_base&) override {}
 };
 
+// The payload's extension of type E, made the first time and kept for the payload's life
+// (a pooled payload then carries its extensions from use to use, allocating nothing).
+// For a pool whose payloads all carry E: a kept extension is not cleared on free.
+template <class E>
+E& kept_extension(tlm::tlm_generic_payload& gp) {
+  if (E* e = gp.get_extension<E>()) return *e;
+  E* e = new E;
+  gp.set_extension(e);
+  return *e;
+}
+
 class PayloadPool : public tlm::tlm_mm_interface {
  public:
   // `timing_only`: every payload of the pool carries a TimingOnly extension for life

@@ -69,8 +69,9 @@ tlm::tlm_sync_enum Hbm::nb_transport_fw(tlm::tlm_generic_payload& gp, tlm::tlm_p
   return responder_.forward(name(), gp, phase, delay, [this](tlm::tlm_generic_payload& req, const sc_time& d) {
     if (!admit(req)) return false;
     if (req.has_mm()) req.acquire();
-    const sc_time done = schedule(req, sc_time_stamp() + d);
-    responder_.respond(req, done - sc_time_stamp());
+    const sc_time now = sc_time_stamp();
+    const sc_time done = schedule(req, now + d);
+    responder_.respond(req, done - now);
     return true;
   });
 }

@@ -63,7 +63,7 @@ CommandPool::~CommandPool() {
   }
 }
 
-Command& CommandPool::take(const Command& c) {
+Command& CommandPool::take(Command c) {
   Command* slot = nullptr;
   if (free_.empty()) {
     slot = &slots_.emplace_back();
@@ -72,7 +72,7 @@ Command& CommandPool::take(const Command& c) {
     slot = free_.back();
     free_.pop_back();
   }
-  *slot = c;
+  *slot = std::move(c);
   return *slot;
 }
 
@@ -92,7 +92,7 @@ tlm::tlm_generic_payload* command_payload(PayloadPool& pool, Command& cmd) {
   gp->set_command(tlm::TLM_IGNORE_COMMAND);
   gp->set_data_ptr(nullptr);
   gp->set_data_length(0);
-  gp->set_auto_extension(new CommandExtension(&cmd));
+  kept_extension<CommandExtension>(*gp).command = &cmd;  // the pool carries only commands
   return gp;
 }
 

@@ -157,7 +157,7 @@ class CommandPool {
   ~CommandPool();
   CommandPool(const CommandPool&) = delete;
   CommandPool& operator=(const CommandPool&) = delete;
-  Command& take(const Command& c);  // a slot holding a copy of c
+  Command& take(Command c);  // a slot holding c
   void retire(Command& c);          // it is done: its slot is free once no handle holds it
   void release(const Command& c);   // its last handle is gone
   std::size_t slots() const { return slots_.size(); }

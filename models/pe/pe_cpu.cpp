@@ -42,8 +42,8 @@ void PeCpu::run() {
   }
 }
 
-Command& PeCpu::issue(const Command& command) {
-  Command& c = commands_.take(command);
+Command& PeCpu::issue(Command command) {
+  Command& c = commands_.take(std::move(command));
   c.issued = sc_core::sc_time_stamp();
   path_.advance(ticks(c.issued), Cause::Cpu);
   c.path = path_;

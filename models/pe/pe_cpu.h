@@ -40,7 +40,7 @@ class PeCpu : public sc_core::sc_module {
 
   // Called from the program: issue without blocking; wait for one or for all. The
   // command returned is good until the program next waits (CommandPool).
-  Command& issue(const Command& command);
+  Command& issue(Command command);
   void wait(const Command& command);
   void wait_all();
   void spend(std::uint64_t cycles);  // the CPU's own time

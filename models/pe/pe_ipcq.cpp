@@ -23,7 +23,7 @@ PeIpcq::PeIpcq(const sc_core::sc_module_name& name, const Topology& topo, const 
 
 void PeIpcq::start(tlm::tlm_generic_payload& gp, Command& cmd) {
   sending_ = &gp;
-  tlm::tlm_generic_payload* msg = pool_.allocate();
+  tlm::tlm_generic_payload* msg = cmd.tcm != nullptr ? data_pool_.allocate() : timing_pool_.allocate();
   msg->set_command(tlm::TLM_WRITE_COMMAND);
   msg->set_address(map_.mailbox(cmd.dst_cube, cmd.dst_pe));
   msg->set_data_length(static_cast<unsigned int>(cmd.bytes));
@@ -35,17 +35,14 @@ void PeIpcq::start(tlm::tlm_generic_payload& gp, Command& cmd) {
     if (timing_buffer_.size() < std::max<std::uint64_t>(cmd.bytes, 1))
       timing_buffer_.resize(std::max<std::uint64_t>(cmd.bytes, 1));
     msg->set_data_ptr(timing_buffer_.data());
-    msg->set_auto_extension(new TimingOnly);
   }
-  auto* who = new MessageExtension;
-  who->src_cube = self_.cube.value;
-  who->src_pe = self_.pe.value;
-  who->tag = cmd.tag;
-  msg->set_auto_extension(who);
-  msg->set_auto_extension(new RouteRecord);
-  auto* path = new PathExtension;
-  path->account = cmd.path;
-  msg->set_auto_extension(path);
+  // Every message of the pools carries these three, set afresh for each send.
+  auto& who = kept_extension<MessageExtension>(*msg);
+  who.src_cube = self_.cube.value;
+  who.src_pe = self_.pe.value;
+  who.tag = cmd.tag;
+  kept_extension<RouteRecord>(*msg).cubes.clear();
+  kept_extension<PathExtension>(*msg).account = cmd.path;
   network.send(*msg);
 }
 

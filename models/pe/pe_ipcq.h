@@ -54,7 +54,7 @@ class PeIpcq : public PeEngine {
 
   const AddressMap& map_;
   PeCoord self_;
-  PayloadPool pool_;
+  PayloadPool data_pool_, timing_pool_{true};  // messages with bytes / timing only
   tlm::tlm_generic_payload* sending_ = nullptr;  // the Send command in service
   std::vector<std::uint8_t> timing_buffer_;
   Responder mailbox_responder_;

@@ -39,6 +39,7 @@ tlm::tlm_sync_enum PeScheduler::nb_transport_fw(tlm::tlm_generic_payload& gp, tl
       dispatch(cmd_gp);
     } else {
       held_.push_back({&cmd_gp, &cmd, std::nullopt});
+      if (cmd.receive) unmatched_mail_ = true;
       release_held();
     }
     return true;
@@ -47,7 +48,10 @@ tlm::tlm_sync_enum PeScheduler::nb_transport_fw(tlm::tlm_generic_payload& gp, tl
 
 void PeScheduler::attach(PeIpcq& mailbox) {
   mailbox_ = &mailbox;
-  mailbox.on_message([this] { release_held(); });
+  mailbox.on_message([this] {
+    unmatched_mail_ = true;
+    release_held();
+  });
 }
 
 namespace {
@@ -71,11 +75,12 @@ void PeScheduler::dispatch(tlm::tlm_generic_payload& gp) {
 
 void PeScheduler::release_held() {
   ++held_epoch_;
-  for (Held& h : held_) {  // messages go to the receives in the order they were issued
-    const Command& cmd = *h.cmd;
-    if (cmd.receive && !h.message && mailbox_)
-      h.message = mailbox_->take(cmd.receive->src_cube, cmd.receive->src_pe, cmd.receive->tag);
-  }
+  if (std::exchange(unmatched_mail_, false))
+    for (Held& h : held_) {  // messages go to the receives in the order they were issued
+      const Command& cmd = *h.cmd;
+      if (cmd.receive && !h.message && mailbox_)
+        h.message = mailbox_->take(cmd.receive->src_cube, cmd.receive->src_pe, cmd.receive->tag);
+    }
   // The first ready command in issue order goes, then the first of those left, and so on.
   // Sends to one PE with one tag leave in the order they were issued: the receiver
   // matches them in the order they arrive. Others may overtake them. A command the scan
@@ -84,10 +89,11 @@ void PeScheduler::release_held() {
   std::vector<const Command*>& sends_ahead = sends_ahead_;  // the held sends before position i
   sends_ahead.clear();
   for (std::size_t i = 0; i < held_.size();) {
-    const Command& cmd = *held_[i].cmd;
+    Held& h = held_[i];
+    const Command& cmd = *h.cmd;
     // The cheap conditions first; whether a send is in turn last.
     const bool can_go =
-        (!cmd.receive || held_[i].message) &&
+        (!cmd.receive || h.message) &&
         std::all_of(cmd.waits_for.begin(), cmd.waits_for.end(), [](const CommandHandle& c) { return c->served; }) &&
         (cmd.kind != Command::Kind::Send || std::none_of(sends_ahead.begin(), sends_ahead.end(),
                                                          [&](const Command* s) { return same_queue(*s, cmd); }));
@@ -96,8 +102,8 @@ void PeScheduler::release_held() {
       ++i;
       continue;
     }
-    tlm::tlm_generic_payload* gp = held_[i].gp;
-    const std::optional<Message> message = std::move(held_[i].message);
+    tlm::tlm_generic_payload* gp = h.gp;
+    const std::optional<Message> message = std::move(h.message);
     held_.erase(held_.begin() + static_cast<std::ptrdiff_t>(i));
     Command& ready = CommandExtension::of(*gp);
     for (const CommandHandle& c : ready.waits_for) ready.path.join(c->path);
@@ -189,13 +195,12 @@ void PeScheduler::start_sequence(tlm::tlm_generic_payload& gp) {
   s.path.enter(cmd.op_id);
   // The scheduler owns the steps from here on; the CPU's copy of the command keeps only
   // its lifecycle (its step list would otherwise stay in memory for the whole run).
-  for (Command& step : cmd.steps) {
-    Command& mine = s.steps.emplace_back(std::move(step));
+  s.steps = std::move(cmd.steps);
+  cmd.steps.clear();
+  for (Command& mine : s.steps) {
     mine.data = cmd.data;
     mine.op_id = cmd.op_id;
   }
-  cmd.steps.clear();
-  cmd.steps.shrink_to_fit();
   advance(s);
 }
 
@@ -226,7 +231,7 @@ void PeScheduler::advance(Sequence& s) {
   step.issued = sc_core::sc_time_stamp();
   step.path = s.path;
   tlm::tlm_generic_payload* gp = command_payload(pool_, step);
-  step_of_[&step] = &s;
+  step_of_.insert(&step, &s);
   if (step.kind == Command::Kind::Composite) start_composite(*gp);
   else engine(step.engine()).send(*gp);
 }
@@ -261,7 +266,7 @@ void PeScheduler::issue_load(Composite& c, std::uint32_t tile, const PathAccount
   load.op_id = m.op_id;
   if (m.data) load.tcm = tcm_.data(m.stage.offset + (tile % m.stage_buffers) * m.stage.bytes());
   ++c.loads;
-  sub_of_[&load] = {&c, tile};
+  sub_of_.insert(&load, {&c, tile});
   issue_sub(load, dma, path);
 }
 
@@ -295,7 +300,7 @@ void PeScheduler::issue_gemm(Composite& c, std::uint32_t tile, const PathAccount
     g.a.cols = rows;
     g.accumulate = m.accumulate || tile > 0;
   }
-  sub_of_[&g] = {&c, tile};
+  sub_of_.insert(&g, {&c, tile});
   issue_sub(g, gemm, path);
 }
 

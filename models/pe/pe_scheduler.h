@@ -10,12 +10,12 @@
 // they are served and the message is in, then starts it the same moment.
 #include <deque>
 #include <optional>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include <tlm_utils/simple_target_socket.h>
 
+#include "base/recycling_map.h"
 #include "models/common/payload_pool.h"
 #include "models/common/ports.h"
 #include "models/pe/command.h"
@@ -50,7 +50,7 @@ class PeScheduler : public sc_core::sc_module {
     std::size_t next = 0;       // the step to issue
     bool in_step = false;       // a step is running
     bool done = false;
-    std::deque<Command> steps;  // copies that carry their own lifecycle
+    std::vector<Command> steps;  // its own (never resized: step_of_ points into it)
     PathAccount path;           // where the sequence stands: its last step's end
   };
 
@@ -80,13 +80,16 @@ class PeScheduler : public sc_core::sc_module {
   Responder responder_;
   PayloadPool pool_;
   std::deque<Composite> composites_;
-  std::unordered_map<const Command*, std::pair<Composite*, std::uint32_t>> sub_of_;  // -> tile
+  RecyclingMap<const Command*, std::pair<Composite*, std::uint32_t>> sub_of_;  // -> tile
   std::deque<Sequence> sequences_;
-  std::unordered_map<const Command*, Sequence*> step_of_;
+  RecyclingMap<const Command*, Sequence*> step_of_;
   std::deque<Held> held_;
   // Counts what can make a held command ready or change held_ under a scan of it (a
   // command served, release_held entered): release_held rescans from the front only then.
   std::uint64_t held_epoch_ = 0;
+  // A message came in or a receive was held since the held receives last looked in the
+  // mailbox (only then can one of them find its message).
+  bool unmatched_mail_ = false;
   std::vector<const Command*> sends_ahead_;  // release_held's scratch (kept for its capacity)
   PeIpcq* mailbox_ = nullptr;
 };
