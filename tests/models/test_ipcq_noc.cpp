@@ -50,6 +50,42 @@ TEST(Ipcq, MessageInsideACubeTakesFabricLatencyPlusSerialisation) {
   EXPECT_EQ(fabric.pe_rx(PeId(1)).bytes(), n);
 }
 
+// A PE's messages reuse pooled payloads and their extensions: each must carry only its
+// own sender, tag, route and bytes. A timing-only message, one with bytes, then a second
+// timing-only one on the payload of the first.
+TEST(Ipcq, AMessageOnAReusedPayloadCarriesOnlyItsOwnRouteTagAndBytes) {
+  const Topology topo = test::topology("llama70b_4sip");
+  System sys("system", topo);
+  const PeCoord from = pe_at(0, 3);
+  std::uint8_t* bytes = sys.pe(from).tcm.data(0);
+  for (std::uint8_t i = 0; i < 64; ++i) bytes[i] = static_cast<std::uint8_t>(i + 1);
+  const Command far = send(CubeId(15), PeId(5), 64, 1);
+  Command near = send(CubeId(0), PeId(4), 64, 2);
+  near.tcm = bytes;
+  const Command far_again = send(CubeId(15), PeId(5), 64, 3);
+  sys.pe(from).cpu.load([&](PeCpu& cpu) {
+    cpu.wait(cpu.issue(far));
+    cpu.wait(cpu.issue(near));
+    cpu.wait(cpu.issue(far_again));
+  });
+  sc_core::sc_start();
+  const auto& at_far = sys.pe(pe_at(15, 5)).ipcq.received();
+  ASSERT_EQ(at_far.size(), 2u);
+  std::vector<std::uint32_t> route;
+  for (const CubeId c : topo.mesh().xy_path(CubeId(0), CubeId(15))) route.push_back(c.value);
+  for (std::size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(at_far[i].tag, i == 0 ? 1u : 3u);
+    EXPECT_EQ(at_far[i].path, route);  // not the first message's route twice over
+    EXPECT_TRUE(at_far[i].data.empty());
+  }
+  const Message& m = only_message(sys, pe_at(0, 4));
+  EXPECT_EQ(m.tag, 2u);
+  EXPECT_TRUE(m.path.empty());
+  EXPECT_EQ(m.data, std::vector<std::uint8_t>(bytes, bytes + 64));
+  EXPECT_EQ(m.src_cube, 0u);
+  EXPECT_EQ(m.src_pe, 3u);
+}
+
 class NocHops : public ::testing::TestWithParam<std::pair<std::uint32_t, std::uint32_t>> {};
 
 TEST_P(NocHops, MessageTakesHopsTimesHopLatencyPlusSerialisation) {
