@@ -12,13 +12,13 @@
 
 #include <systemc>
 #include <tlm>
-#include <tlm_utils/peq_with_cb_and_phase.h>
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
 
 #include "base/recycling_map.h"
 #include "models/common/link.h"
 #include "models/common/path_extension.h"
+#include "models/common/payload_queue.h"
 
 namespace kb {
 
@@ -85,7 +85,7 @@ class AtRouter : public sc_core::sc_module {
   std::vector<std::unique_ptr<InitiatorSocket>> initiators_;
   std::vector<PortQueue> out_queues_, in_queues_;
   RecyclingMap<tlm::tlm_generic_payload*, Transaction> live_;  // the payloads in transit here
-  tlm_utils::peq_with_cb_and_phase<AtRouter> peq_;
+  PayloadQueue<AtRouter> peq_;
   Cause cause_;
 };
 

@@ -10,8 +10,9 @@
 
 #include <systemc>
 #include <tlm>
-#include <tlm_utils/peq_with_cb_and_phase.h>
 #include <tlm_utils/simple_initiator_socket.h>
+
+#include "models/common/payload_queue.h"
 
 namespace kb {
 
@@ -29,7 +30,7 @@ class InitiatorPort : public tlm_utils::simple_initiator_socket<InitiatorPort> {
   void request_accepted();
 
   Callback on_response_;
-  tlm_utils::peq_with_cb_and_phase<InitiatorPort> peq_;
+  PayloadQueue<InitiatorPort> peq_;
   bool request_busy_ = false;
   std::deque<tlm::tlm_generic_payload*> waiting_;
 };
@@ -70,7 +71,7 @@ class Responder {
 
   Backward backward_;
   Hook before_send_;
-  tlm_utils::peq_with_cb_and_phase<Responder> peq_;
+  PayloadQueue<Responder> peq_;
   bool busy_ = false;
   std::deque<tlm::tlm_generic_payload*> waiting_;
 };

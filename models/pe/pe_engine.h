@@ -7,10 +7,10 @@
 
 #include <systemc>
 #include <tlm>
-#include <tlm_utils/peq_with_cb_and_phase.h>
 #include <tlm_utils/simple_target_socket.h>
 
 #include "models/common/path_extension.h"
+#include "models/common/payload_queue.h"
 #include "models/common/ports.h"
 #include "models/common/waveform.h"
 #include "models/pe/command.h"
@@ -78,7 +78,7 @@ class PeEngine : public sc_core::sc_module {
   Cause cause_;
   std::vector<Lane> lanes_;
   Responder responder_;
-  tlm_utils::peq_with_cb_and_phase<PeEngine> timer_;
+  PayloadQueue<PeEngine> timer_;
   std::uint64_t commands_done_ = 0;
   std::uint32_t depth_ = 0;       // accepted, not finished
   std::uint32_t in_service_ = 0;  // over all lanes

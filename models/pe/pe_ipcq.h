@@ -58,7 +58,7 @@ class PeIpcq : public PeEngine {
   tlm::tlm_generic_payload* sending_ = nullptr;  // the Send command in service
   std::vector<std::uint8_t> timing_buffer_;
   Responder mailbox_responder_;
-  tlm_utils::peq_with_cb_and_phase<PeIpcq> arrivals_;
+  PayloadQueue<PeIpcq> arrivals_;
   std::deque<Message> received_;
   sc_core::sc_event arrived_;
   std::function<void()> on_message_;
