@@ -1,10 +1,8 @@
 #pragma once
-// `kernbench bench gqa_llama70b`: the milestone sweep. Each point is a `kernbench run`
-// in its own process (SystemC allows one simulation per process), up to --jobs at a
-// time; every finished point is added to sweep.json and sweep.csv at once (each file
-// rewritten whole and renamed, so an interrupted sweep keeps every finished row), and
-// --resume skips the points a previous sweep finished. At the end the decode points
-// give the SP table that `run --cubes-per-group auto --pes auto` uses.
+// `kernbench bench gqa_llama70b`: the milestone sweep, a short name for the spec
+// sweeps/gqa_llama70b.yaml (--quick: its small version) run by the sweep engine
+// (sc_main/sweep.h). At the end the decode rows give the SP table that
+// `run --cubes-per-group auto --pes auto` uses.
 #include <string>
 #include <vector>
 

@@ -12,6 +12,7 @@
 #include "sc_main/bench.h"
 #include "sc_main/errors.h"
 #include "sc_main/run_command.h"
+#include "sc_main/sweep.h"
 #include "sc_main/world.h"
 #include "workloads/attention/model_presets.h"
 
@@ -24,6 +25,9 @@ const char* kUsage =
     "usage:\n"
     "  kernbench                                   run the headline case (GQA decode, S = 32768, 4 SIPs)\n"
     "  kernbench run [options]                     run a workload and print its report\n"
+    "  kernbench sweep SPEC.yaml --out DIR [--jobs N] [--resume] [--list]\n"
+    "                                              run a sweep spec: a grid of runs over the machine and models\n"
+    "  kernbench sweep --report DIR                analyse a finished sweep (elasticities, roofline, plots)\n"
     "  kernbench bench gqa_llama70b [--quick] [--out sweep.json] [--jobs N] [--resume]\n"
     "  kernbench topology show|validate FILE [--set key.path=value ...]\n"
     "  kernbench models                            list the model presets of run --model\n"
@@ -95,15 +99,19 @@ int main(int argc, char** argv) {
       return execute_run(request);
     }
     if (cmd == "topology") return cmd_topology(rest);
+    if (cmd == "sweep") return cmd_sweep(rest);
     if (cmd == "bench") return cmd_bench(rest);
     if (cmd == "models") return cmd_models(rest);
-    throw UsageError("unknown command '" + cmd + "'; commands: run, bench, topology, models");
+    throw UsageError("unknown command '" + cmd + "'; commands: run, sweep, bench, topology, models");
   } catch (const UsageError& e) {
     std::cerr << "kernbench: error: " << e.what() << "\n" << kUsage;
     return 2;
   } catch (const po::error& e) {
     std::cerr << "kernbench: error: " << e.what() << "\n" << kUsage;
     return 2;
+  } catch (const SpecError& e) {
+    for (const auto& err : e.errors()) std::cerr << "kernbench: error: " << err << "\n";
+    return 1;
   } catch (const TopologyError& e) {
     for (const auto& err : e.errors_as("--set ")) std::cerr << "kernbench: error: " << err << "\n";
     return 1;

@@ -165,48 +165,73 @@ std::string flag_of(const std::string& field) {
   return f;
 }
 
+namespace {
+
+// The flags of `run` bound to where parse_run reads them: the program's own, the
+// workloads' knobs (each once) and what a part of a --jobs run gets from its parent.
+struct RunFlagSet {
+  std::vector<std::string> names;  // the workloads
+  std::string kernel, devices_flag, jobs_text, max_sim_text, timeout_text;
+  KnobIndex index;
+  po::options_description opts{"kernbench run options", 110, 55};
+  po::options_description knob_opts{"workload knobs (the workloads that read each are in brackets)", 110, 55};
+  po::options_description internal;
+
+  explicit RunFlagSet(RunRequest& q) {
+    for (const workloads::Workload* w : workloads::registry()) names.push_back(w->name());
+    opts.add_options()
+        ("help,h", "show this help")
+        ("kernel", po::value(&kernel)->default_value("gqa_decode"), ("workload: " + joined(names)).c_str())
+        ("topology", po::value(&q.topology_file)->default_value(KERNBENCH_DEFAULT_TOPOLOGY), "topology YAML")
+        ("set", po::value(&q.sets)->composing(), "override a topology value: key.path=value (repeatable)")
+        ("devices", po::value(&devices_flag), "SIPs to run on, e.g. 0-3 or 0,2 (default: all)")
+        ("data", po::bool_switch(&q.data), "data mode: simulate real values (default: timing mode)")
+        ("json", po::value(&q.json), "write the run's result as JSON to FILE")
+        ("op-log", po::value(&q.op_log), "write the op log to FILE (.jsonl or .csv)")
+        ("timeline", po::value(&q.timeline), "write a Chrome trace-event timeline (Perfetto) to FILE")
+        ("vcd", po::value(&q.vcd), "write a VCD waveform (engine busy and queue depth, link busy) to FILE")
+        ("vcd-filter", po::value(&q.vcd_filter),
+         "--vcd: only modules whose path matches one of these comma-separated globs, e.g. 'sip0.cube3.*'")
+        ("max-sim-time", po::value(&max_sim_text),
+         "stop each device's simulation after this many cycles (e.g. 200000 or 200000cycles); partial results")
+        ("timeout", po::value(&timeout_text), "stop the run after this many seconds of wall time; partial results")
+        ("jobs", po::value(&jobs_text)->default_value("1"),
+         "split the run by SIP, then by CUBE group, over N processes (timing mode, workloads that split by SIP); "
+         "same results");
+    for (const std::string& field : index.order) {
+      const auto& e = index.by_field.at(field);
+      const std::string help = e.knob.help + " [" + joined(e.readers) + "]";
+      const std::string flag = flag_of(field).substr(2);
+      if (e.knob.is_switch) knob_opts.add_options()(flag.c_str(), po::bool_switch(), help.c_str());
+      else if (e.knob.fallback.empty()) knob_opts.add_options()(flag.c_str(), po::value<std::string>(), help.c_str());
+      else
+        knob_opts.add_options()(flag.c_str(), po::value<std::string>()->default_value(e.knob.fallback), help.c_str());
+    }
+    internal.add_options()("simulate", po::value(&q.simulate))("part", po::value(&q.part));
+  }
+};
+
+}  // namespace
+
+std::vector<RunFlag> run_flags() {
+  RunRequest q;
+  const RunFlagSet set(q);
+  std::vector<RunFlag> out;
+  for (const po::options_description* d : {&set.opts, &set.knob_opts})
+    for (const auto& o : d->options()) out.push_back({o->long_name(), o->semantic()->max_tokens() > 0});
+  return out;
+}
+
 RunRequest parse_run(const std::vector<std::string>& args) {
   RunRequest q;
-  std::string kernel, devices_flag, jobs_text, max_sim_text, timeout_text;
-  std::vector<std::string> names;
-  for (const workloads::Workload* w : workloads::registry()) names.push_back(w->name());
-  po::options_description opts("kernbench run options", 110, 55);
-  opts.add_options()
-      ("help,h", "show this help")
-      ("kernel", po::value(&kernel)->default_value("gqa_decode"), ("workload: " + joined(names)).c_str())
-      ("topology", po::value(&q.topology_file)->default_value(KERNBENCH_DEFAULT_TOPOLOGY), "topology YAML")
-      ("set", po::value(&q.sets)->composing(), "override a topology value: key.path=value (repeatable)")
-      ("devices", po::value(&devices_flag), "SIPs to run on, e.g. 0-3 or 0,2 (default: all)")
-      ("data", po::bool_switch(&q.data), "data mode: simulate real values (default: timing mode)")
-      ("json", po::value(&q.json), "write the run's result as JSON to FILE")
-      ("op-log", po::value(&q.op_log), "write the op log to FILE (.jsonl or .csv)")
-      ("timeline", po::value(&q.timeline), "write a Chrome trace-event timeline (Perfetto) to FILE")
-      ("vcd", po::value(&q.vcd), "write a VCD waveform (engine busy and queue depth, link busy) to FILE")
-      ("vcd-filter", po::value(&q.vcd_filter),
-       "--vcd: only modules whose path matches one of these comma-separated globs, e.g. 'sip0.cube3.*'")
-      ("max-sim-time", po::value(&max_sim_text),
-       "stop each device's simulation after this many cycles (e.g. 200000 or 200000cycles); partial results")
-      ("timeout", po::value(&timeout_text), "stop the run after this many seconds of wall time; partial results")
-      ("jobs", po::value(&jobs_text)->default_value("1"),
-       "split the run by SIP, then by CUBE group, over N processes (timing mode, workloads that split by SIP); "
-       "same results");
-  // The workloads' knobs, each once, with the workloads that read it.
-  const KnobIndex index;
-  po::options_description knob_opts("workload knobs (the workloads that read each are in brackets)", 110, 55);
-  for (const std::string& field : index.order) {
-    const auto& e = index.by_field.at(field);
-    const std::string help = e.knob.help + " [" + joined(e.readers) + "]";
-    const std::string flag = flag_of(field).substr(2);
-    if (e.knob.is_switch) knob_opts.add_options()(flag.c_str(), po::bool_switch(), help.c_str());
-    else if (e.knob.fallback.empty()) knob_opts.add_options()(flag.c_str(), po::value<std::string>(), help.c_str());
-    else
-      knob_opts.add_options()(flag.c_str(), po::value<std::string>()->default_value(e.knob.fallback), help.c_str());
-  }
-  // What a part of a --jobs run gets from its parent, not for people.
-  po::options_description internal;
-  internal.add_options()("simulate", po::value(&q.simulate))("part", po::value(&q.part));
+  RunFlagSet fs(q);
+  const std::string &kernel = fs.kernel, &devices_flag = fs.devices_flag, &jobs_text = fs.jobs_text,
+                    &max_sim_text = fs.max_sim_text, &timeout_text = fs.timeout_text;
+  const std::vector<std::string>& names = fs.names;
+  const KnobIndex& index = fs.index;
+  const po::options_description &opts = fs.opts, &knob_opts = fs.knob_opts;
   po::options_description all;
-  all.add(opts).add(knob_opts).add(internal);
+  all.add(opts).add(knob_opts).add(fs.internal);
   po::variables_map vm;
   // No abbreviated flags: a --jobs run passes the command line on to its parts.
   po::store(po::command_line_parser(args)
@@ -272,14 +297,41 @@ RunRequest parse_run(const std::vector<std::string>& args) {
 }
 
 
-int execute_run(const RunRequest& q) {
-  const workloads::Workload* workload = q.workload;
-  const std::string kernel = workload->name();
-  const Topology topo = Topology::load(q.topology_file, q.sets);
+namespace {
+
+// The SIPs a request runs on: --devices, or all of the topology's.
+std::vector<SipId> devices_of(const RunRequest& q, const Topology& topo) {
   std::vector<SipId> devices;
   if (q.devices) devices = parse_devices(*q.devices, topo.system.sips);
   else
     for (std::uint32_t s = 0; s < topo.system.sips; ++s) devices.emplace_back(s);
+  return devices;
+}
+
+// The request's workload configured for a setup, its errors in the program's words.
+std::unique_ptr<workloads::Job> configure_job(const RunRequest& q, const workloads::Setup& setup) {
+  try {
+    return q.workload->configure(q.values, setup);
+  } catch (const workloads::ConfigError& e) {
+    rethrow_as_flags(e);
+  } catch (const std::invalid_argument& e) {
+    throw InputError(e.what());
+  }
+}
+
+}  // namespace
+
+void check_run(const RunRequest& q) {
+  const Topology topo = Topology::load(q.topology_file, q.sets);
+  const workloads::Setup setup{&topo, devices_of(q, topo), {}, q.data};
+  configure_job(q, setup);
+}
+
+int execute_run(const RunRequest& q) {
+  const workloads::Workload* workload = q.workload;
+  const std::string kernel = workload->name();
+  const Topology topo = Topology::load(q.topology_file, q.sets);
+  const std::vector<SipId> devices = devices_of(q, topo);
   check_writable("--json", q.json);
   check_writable("--op-log", q.op_log);
   check_writable("--timeline", q.timeline);
@@ -298,16 +350,7 @@ int execute_run(const RunRequest& q) {
       throw UsageError(e.what());
     }
   }
-  auto configure = [&] {
-    try {
-      return workload->configure(q.values, setup);
-    } catch (const workloads::ConfigError& e) {
-      rethrow_as_flags(e);
-    } catch (const std::invalid_argument& e) {
-      throw InputError(e.what());
-    }
-  };
-  std::unique_ptr<workloads::Job> job = configure();
+  std::unique_ptr<workloads::Job> job = configure_job(q, setup);
   for (const workloads::SimUnit& u : setup.simulate)
     if (u.group && *u.group >= job->groups_per_sip())
       throw UsageError("--simulate '" + q.simulate + "': SIP " + std::to_string(u.sip.value) + " has " +
@@ -319,7 +362,7 @@ int execute_run(const RunRequest& q) {
       return 0;
     }
     setup.simulate = parts[static_cast<std::size_t>(world.rank())];
-    job = configure();
+    job = configure_job(q, setup);
   }
   for (const std::string& note : job->notes()) std::cout << "kernbench: " << note << "\n";
 

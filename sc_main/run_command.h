@@ -34,6 +34,18 @@ std::string flag_of(const std::string& field);
 // line that cannot run.
 RunRequest parse_run(const std::vector<std::string>& args);
 
+// Every flag `run` takes (less the ones a --jobs parent passes its parts), and whether it
+// takes a value (a switch does not).
+struct RunFlag {
+  std::string name;  // without the dashes
+  bool takes_value = true;
+};
+std::vector<RunFlag> run_flags();
+
+// Checks a parsed request against its topology without simulating: the topology loads,
+// the devices exist and the workload configures. Throws what execute_run would.
+void check_run(const RunRequest& request);
+
 // Runs a request; returns the exit code.
 int execute_run(const RunRequest& request);
 

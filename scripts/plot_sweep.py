@@ -9,24 +9,11 @@
 
 usage: plot_sweep.py SWEEP.json [OUTDIR]   (default OUTDIR: docs/img)
 """
-import json
 import os
 import sys
 
-try:
-    import matplotlib
-except ImportError:
-    sys.exit("plot_sweep: needs matplotlib: scripts/setup.sh python3-matplotlib installs it")
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
-
-def save(fig, outdir, name):
-    fig.tight_layout()
-    for ext in ("png", "svg"):
-        fig.savefig(os.path.join(outdir, f"{name}.{ext}"), dpi=110)
-    plt.close(fig)
+import sweep_rows
+from figures import plt, save
 
 
 def side_by_side(axes, xlabel):
@@ -48,13 +35,12 @@ def main():
         sys.exit(__doc__.strip().splitlines()[-1])
     path, outdir = sys.argv[1], sys.argv[2] if len(sys.argv) == 3 else "docs/img"
     try:
-        with open(path) as f:
-            rows = json.load(f)["rows"]
+        _, rows = sweep_rows.load(path)
     except (OSError, ValueError, KeyError) as e:
         sys.exit(f"plot_sweep: {path}: not a sweep file ({e})")
     os.makedirs(outdir, exist_ok=True)
-    decode = [r for r in rows if r["panel"] == "decode"]
-    prefill = [r for r in rows if r["panel"] == "prefill"]
+    decode = [r for r in rows if r["part"] == "decode"]
+    prefill = [r for r in rows if r["part"] == "prefill"]
     cps = sorted({(r["knobs"]["cubes_per_group"], r["knobs"]["pes"]) for r in decode})
 
     def series(sel, y):
@@ -110,7 +96,7 @@ def main():
     save(fig, outdir, "headline")
     names = "headline, decode_latency, decode_efficiency, prefill"
 
-    chunked = [r for r in rows if r["panel"] == "chunked"]
+    chunked = [r for r in rows if r["part"] == "chunked"]
     if chunked:
         cases = sorted({(r["knobs"]["seq_len"], r["knobs"]["q_len"]) for r in chunked})
         fig, ax = plt.subplots(figsize=(9, 5))
@@ -131,11 +117,12 @@ def main():
         ax.legend()
         save(fig, outdir, "chunked")
         names += ", chunked"
-    batch = [r for r in rows if r["panel"] == "batch"]
+    batch = [r for r in rows if r["part"] == "batch"]
     if batch:
         fig, (a1, a2) = plt.subplots(1, 2, figsize=(12, 4.8))
-        for lens in sorted({r["key"].split(":", 2)[2] for r in batch}):  # key: "batch random:N:MIN-MAX:SEED"
-            sel = sorted((r for r in batch if r["key"].split(":", 2)[2] == lens), key=lambda r: r["knobs"]["batch"])
+        for lens in sorted({r["values"]["batch"].split(":", 2)[2] for r in batch}):  # "random:N:MIN-MAX:SEED"
+            sel = sorted((r for r in batch if r["values"]["batch"].split(":", 2)[2] == lens),
+                         key=lambda r: r["knobs"]["batch"])
             lo_hi, seed = lens.split(":")
             label = f"lengths {lo_hi} (seed {seed})"
             a1.plot([r["knobs"]["batch"] for r in sel], [r["tokens_per_second"] for r in sel], marker="o", label=label)

@@ -6,7 +6,7 @@ packages=(
   build-essential cmake pkg-config
   libsystemc-dev libyaml-cpp-dev libboost-program-options-dev
   libgtest-dev nlohmann-json3-dev libeigen3-dev libcsv-dev
-  libopenmpi-dev openmpi-bin
+  libopenmpi-dev openmpi-bin python3-matplotlib
   "$@"
 )
 missing=()

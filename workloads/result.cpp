@@ -121,6 +121,8 @@ Result Result::of(std::string workload, std::vector<SipId> devices, std::uint64_
   r.devices = std::move(devices);
   r.simulated_cycles = cycles;
   r.simulated_seconds = static_cast<double>(cycles) / topo.pe.clock_hz;
+  const auto sips = static_cast<double>(r.devices.size());
+  r.machine = {sips * topo.gemm_flops_per_second_per_sip(), sips * topo.hbm_bytes_per_second_per_sip()};
   return r;
 }
 
@@ -149,6 +151,8 @@ Json Result::to_json() const {
   if (!mode.empty()) j["mode"] = mode;
   j["devices"] = Json::array();
   for (const SipId d : devices) j["devices"].push_back(d.value);
+  j["machine"] = {{"peak_flops_per_second", machine.peak_flops_per_second},
+                  {"hbm_bytes_per_second", machine.hbm_bytes_per_second}};
   if (partial) {
     j["partial"] = true;
     j["stopped"] = stopped;
@@ -188,6 +192,8 @@ Result Result::from_json(const Json& j) {
   r.knobs = j.at("knobs");
   r.mode = j.value("mode", "");
   for (const auto& d : j.at("devices")) r.devices.emplace_back(d.get<std::uint32_t>());
+  if (j.contains("machine"))
+    r.machine = {j["machine"].at("peak_flops_per_second"), j["machine"].at("hbm_bytes_per_second")};
   r.partial = j.value("partial", false);
   if (r.partial) {
     r.stopped = j.at("stopped");

@@ -47,12 +47,19 @@ struct Wall {
   std::uint64_t transactions = 0;  // modelled: engine commands + HBM accesses
 };
 
+// The ceilings of a roofline: the GEMM engines' peak and the HBM bandwidth of every PE
+// of the SIPs a run used.
+struct Machine {
+  double peak_flops_per_second = 0, hbm_bytes_per_second = 0;
+};
+
 struct Result {
   std::string workload;
   std::string topology_file, topology_name;
   std::string mode;            // "timing" or "data"; empty for workloads without a mode
   nlohmann::json knobs;        // the resolved configuration
   std::vector<SipId> devices;  // the SIPs the run used
+  Machine machine;             // of those SIPs
   std::uint64_t simulated_cycles = 0;
   double simulated_seconds = 0;
   std::vector<Figure> figures;

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -55,20 +56,33 @@ inline std::string temp_dir(const std::string& name) {
   return dir.string();
 }
 
-// Starts `kernbench bench gqa_llama70b --quick --jobs JOBS --out OUT` in the background
-// (`own_group`: in a process group of its own) and returns its pid once OUT holds at
-// least `rows` rows (or -1 after 30 s).
-inline pid_t start_sweep_until_rows(const std::string& out, const char* jobs, std::size_t rows, bool own_group) {
+// A CSV file's header line and how many lines follow it.
+inline std::pair<std::string, std::size_t> csv_header_and_rows(const std::string& file) {
+  std::ifstream csv(file);
+  std::string header, line;
+  std::getline(csv, header);
+  std::size_t rows = 0;
+  while (std::getline(csv, line)) ++rows;
+  return {header, rows};
+}
+
+// Starts `kernbench ARGS...` in the background (`own_group`: in a process group of its
+// own) and returns its pid once the rows file ROWS holds at least `rows` rows (or -1
+// after 30 s).
+inline pid_t start_until_rows(const std::vector<std::string>& args, const std::string& rows_file, std::size_t rows,
+                              bool own_group) {
   const pid_t pid = fork();
   if (pid == 0) {
     if (own_group) setpgid(0, 0);
-    execl(KERNBENCH_BINARY, KERNBENCH_BINARY, "bench", "gqa_llama70b", "--quick", "--jobs", jobs, "--out", out.c_str(),
-          static_cast<char*>(nullptr));
+    std::vector<char*> argv{const_cast<char*>(KERNBENCH_BINARY)};
+    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(KERNBENCH_BINARY, argv.data());
     _exit(127);
   }
   for (int i = 0; i < 600; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    std::ifstream in(out);
+    std::ifstream in(rows_file);
     if (in && nlohmann::json::parse(in)["rows"].size() >= rows) return pid;
   }
   return -1;

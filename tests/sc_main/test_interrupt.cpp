@@ -30,9 +30,9 @@ int processes_mentioning(const std::string& text) {
 TEST(Interrupt, SigtermDuringASweepLeavesCompleteFilesAndNothingElse) {
   const std::string dir = temp_dir("interrupt");
   const std::string out = dir + "/sweep.json";
-  const pid_t pid = start_sweep_until_rows(out, "2", 3, false);
+  const pid_t pid = start_until_rows({"bench", "gqa_llama70b", "--quick", "--jobs", "2", "--out", out}, out, 3, false);
   ASSERT_GT(pid, 0) << "the sweep never wrote rows";
-  const std::string scratch = "kernbench_bench_" + std::to_string(pid);
+  const std::string scratch = "kernbench_sweep_" + std::to_string(pid);
   ASSERT_GT(processes_mentioning(scratch), 0) << "no worker was running";
   kill(pid, SIGTERM);  // the driver only, as a service manager would
   int status = 0;

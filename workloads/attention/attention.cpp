@@ -190,6 +190,10 @@ void AttentionData::finish(const AttentionShape& a, const HostTensor& o, workloa
   if (!outputs_dir_.empty()) write_npy(outputs_dir_ + "/o.npy", o);
 }
 
+double AttentionShape::hbm_bytes() const {
+  return (2.0 * t_q * h_q + 2.0 * static_cast<double>(s) * h_kv) * d * static_cast<double>(dtype_bytes(dtype));
+}
+
 workloads::Result attention_result(const std::string& workload, const AttentionShape& a, bool data,
                                    const std::vector<SipId>& devices, std::uint64_t cycles, const Topology& topo) {
   workloads::Result r = workloads::Result::of(workload, devices, cycles, topo);

@@ -23,6 +23,8 @@ struct AttentionShape {
   DType dtype = DType::bf16;
   std::string model;  // the preset the heads and head_dim came from ("" for none)
   std::uint32_t g() const { return h_q / h_kv; }
+  // The HBM bytes attention moves at least (a roofline's denominator): Q and O, K and V once.
+  double hbm_bytes() const;
   reference::AttentionShape reference() const;
 };
 

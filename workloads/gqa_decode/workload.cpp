@@ -53,6 +53,7 @@ class DecodeJob : public Job {
     r.add("roofline_cycles", d.roofline_cycles, Merge::Same);
     r.add("roofline_bound", d.bound, Merge::Same);
     r.add("flops", d.flops, Merge::Same);
+    r.add("hbm_bytes", c_.hbm_bytes(), Merge::Same);
     r.add("model_cycles", d.model_cycles, Merge::Same);
     r.add("issued_ops", d.issued_ops, Merge::Sum);
     if (d.o) data_.finish(c_, *d.o, r);

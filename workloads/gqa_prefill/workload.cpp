@@ -43,6 +43,7 @@ class PrefillJob : public Job {
     r.knobs["tile"] = {{"heads", p.tile_heads}, {"positions", p.tile_positions}};
     r.add("groups_per_sip", p.placement.groups_per_sip, Merge::Same);
     r.add("flops", p.flops, Merge::Same);
+    r.add("hbm_bytes", c_.shape().hbm_bytes(), Merge::Same);
     r.add("gemm_flops", p.gemm_flops, Merge::Sum);
     r.add("roofline_cycles", p.roofline_cycles, Merge::Same);
     r.add("gemm_busy.max", p.busy_max, Merge::Max);
