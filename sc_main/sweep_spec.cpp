@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <set>
@@ -76,11 +78,13 @@ class SpecReader {
   }
 
   SweepSpec read() {
+    std::ifstream in(file_, std::ios::binary);
+    if (!in || !std::filesystem::is_regular_file(file_)) throw InputError("sweep spec " + file_ + ": cannot read the file");
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (text.find('\0') != std::string::npos) throw InputError(file_ + ": not a text file (contains NUL bytes)");
     YAML::Node root;
     try {
-      root = YAML::LoadFile(file_);
-    } catch (const YAML::BadFile&) {
-      throw InputError("sweep spec " + file_ + ": cannot read the file");
+      root = YAML::Load(text);
     } catch (const YAML::ParserException& e) {
       throw SpecError({file_ + ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1) +
                        ": malformed YAML: " + e.msg});
@@ -181,13 +185,13 @@ class SpecReader {
   }
 
   Part part(const std::string& name, const YAML::Node& node, const std::vector<Setting>& common) {
+    if (!node.IsMap()) {
+      error(node, "part '" + name + "': expected a map of run, grid, zip, where");
+      return {name, node, {}, {}, {}, {}};
+    }
     // (A YAML::Node is never assigned to: that would write into the node it refers to.)
     Part p{name, node["grid"] ? node["grid"] : node, {}, {}, {}, {}};
     if (!name.empty()) {
-      if (!node.IsMap()) {
-        error(node, "part '" + name + "': expected a map of run, grid, zip, where");
-        return p;
-      }
       for (const auto& kv : node)
         if (!kPartKeys.count(kv.first.Scalar()))
           error(kv.first, "unknown key '" + kv.first.Scalar() + "' in part '" + name + "'; valid keys here: run, grid, zip, where");

@@ -176,9 +176,18 @@ TEST(Sweep, EveryProblemOfASpecIsNamedWhereItIs) {
       {"not a list", "name: a\ngrid:\n  seq-len: 1024\n",
        "@:3:12: seq-len: expected a non-empty list of values, e.g. [32B/cycle, 64B/cycle]"},
       {"malformed YAML", "name: a\ngrid: [\n", "@:3:1: malformed YAML"},
+      {"a part that is not a map", "name: a\nparts:\n  x: 3\n", "@:3:6: part 'x': expected a map of run, grid, zip, where"},
+      {"a binary file", std::string("name: a\n\0\x01", 10), "@: not a text file (contains NUL bytes)"},
       {"every point skipped", "name: a\ngrid:\n  seq-len: [1024]\nwhere: [seq-len > 4096]\n",
        "@:1:1: the spec gives no point to run (where: skips them all)"},
   };
+  {  // a folder where the spec should be
+    const std::string dir = temp_dir("sweep_folder");
+    const Result r = run("sweep " + dir + " --out " + dir + "/out");
+    EXPECT_EQ(r.code, 1) << r.out;
+    EXPECT_NE(r.out.find("kernbench: error: sweep spec " + dir + ": cannot read the file"), std::string::npos) << r.out;
+    EXPECT_FALSE(fs::exists(dir + "/out"));
+  }
   for (const Case& c : cases) {
     const std::string dir = temp_dir("sweep_bad");
     const std::string spec = write_spec(dir, c.spec);
