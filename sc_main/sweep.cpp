@@ -324,18 +324,21 @@ int cmd_sweep(const std::vector<std::string>& args) {
   if (out_dir.empty()) throw UsageError("sweep: missing --out DIR, the folder for the rows");
   const std::size_t jobs = jobs_of(jobs_text);
   const std::filesystem::path dir(out_dir), json = dir / "sweep.json";
-  if (std::filesystem::exists(dir) && !std::filesystem::is_directory(dir))
+  const bool writer = World::get().rank() == 0;  // under MPI, rank 0 alone writes the folder
+  if (writer && std::filesystem::exists(dir) && !std::filesystem::is_directory(dir))
     throw InputError("--out " + out_dir + ": not a folder");
-  if (std::filesystem::exists(json) && !resume)
+  if (writer && std::filesystem::exists(json) && !resume)
     throw InputError("--out " + out_dir + ": it holds a sweep already (sweep.json); --resume continues it, or choose "
                      "another folder");
   const SweepSpec spec = SweepSpec::load(spec_file);  // the whole spec, before anything is written
-  std::error_code made;
-  std::filesystem::create_directories(dir, made);
-  if (made || ::access(dir.c_str(), W_OK) != 0)
-    throw InputError("--out " + out_dir + ": cannot make or write the folder" + (made ? ": " + made.message() : ""));
+  if (writer) {
+    std::error_code made;
+    std::filesystem::create_directories(dir, made);
+    if (made || ::access(dir.c_str(), W_OK) != 0)
+      throw InputError("--out " + out_dir + ": cannot make or write the folder" + (made ? ": " + made.message() : ""));
+  }
   const auto rows = run_sweep(spec, {json.string(), jobs, resume});
-  if (World::get().rank() == 0)
+  if (writer)
     std::cout << "kernbench sweep " << spec.name << ": " << rows.size() << " of " << spec.points.size()
               << " points in " << json.string() << " and " << (dir / "sweep.csv").string() << "\n";
   return 0;

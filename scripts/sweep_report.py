@@ -6,7 +6,9 @@ DIR/report.json, and plots as PNG and SVG in DIR/plots:
                 between neighbouring values and as the log-log slope over all of them
   roofline      achieved FLOP/s and HBM bytes/s against arithmetic intensity (FLOPs per
                 HBM byte), with the two ceilings of each machine swept
-  <key>         latency against each swept quantity, a line per setting of the others
+  <key>         latency against each swept quantity: a panel per part and setting of the
+                other values (those that are not topology values), a line per setting
+                of the topology values
 
 usage: sweep_report.py DIR   (`kernbench sweep --report DIR` runs it)
 """
@@ -102,23 +104,34 @@ def plot_roofline(points, outdir):
 
 
 def plot_lines(rows, outdir):
-    """Latency against each swept quantity (log-log), a line per part and setting of the others."""
+    """Latency against each swept quantity (log-log): a panel per part and setting of the
+    other values that are not topology values, a line per setting of the topology ones."""
     names = []
     for key in sorted({k for r in rows for k in r["numbers"]}):
         groups = series(rows, key)
         if not groups:
             continue
-        fig, ax = plt.subplots(figsize=(7, 4.8))
+        panels = {}
         for (part, rest), pts in groups.items():
-            label = " ".join([part] + [f"{k}={v}" for k, v in rest]).strip()
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", ms=3, label=label)
-        ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
-        ax.set_xlabel(key)
-        ax.set_ylabel("latency (cycles)")
-        ax.grid(True, which="both", alpha=0.3)
-        if len(groups) <= 12:
-            ax.legend(fontsize=7)
+            panel = " ".join([part] + [f"{k}={v}" for k, v in rest if not k.startswith("set.")]).strip()
+            line = " ".join(f"{k[4:]}={v}" for k, v in rest if k.startswith("set.")) or key
+            panels.setdefault(panel, []).append((line, pts))
+        cols = min(2, len(panels))
+        nrows = (len(panels) + cols - 1) // cols
+        fig, axes = plt.subplots(nrows, cols, figsize=(6.5 * cols, 4.2 * nrows), squeeze=False)
+        for ax, (panel, lines) in zip(axes.flat, sorted(panels.items())):
+            for label, pts in lines:
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", ms=3, label=label)
+            ax.set_title(panel or key, fontsize=9)
+            ax.set_xscale("log", base=2)
+            ax.set_yscale("log")
+            ax.set_xlabel(key)
+            ax.set_ylabel("latency (cycles)")
+            ax.grid(True, which="both", alpha=0.3)
+            if len(lines) <= 16:
+                ax.legend(fontsize=6)
+        for ax in list(axes.flat)[len(panels):]:
+            ax.set_visible(False)
         name = key.replace("/", "_")
         save(fig, outdir, name)
         names.append(name)

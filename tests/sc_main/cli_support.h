@@ -7,6 +7,7 @@
 #include <array>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -45,6 +46,15 @@ inline Result run(const std::string& args) { return run_shell(std::string(KERNBE
 // mpirun for tests on one machine: ranks may outnumber cores, and CI may run as root.
 inline std::string mpirun() {
   return "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --oversubscribe";
+}
+
+// mpirun with this kernbench, or why not: the MPI tests are skipped, saying so.
+inline std::string mpi_unavailable() {
+  if (run("--version").out.find("; MPI") == std::string::npos) return "kernbench was built without MPI";
+  if (std::system("command -v mpirun > /dev/null 2>&1") != 0) return "mpirun is not installed";
+  const Result probe = run_shell(mpirun() + " -n 2 " + KERNBENCH_BINARY + " --version");
+  if (probe.code != 0) return "mpirun cannot start 2 ranks here: " + probe.out;
+  return "";
 }
 
 inline std::string topo(const std::string& name) { return test::source_path("topologies/" + name + ".yaml"); }

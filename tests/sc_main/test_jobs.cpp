@@ -120,15 +120,6 @@ TEST(Jobs, WhatCannotBeSplitIsRefused) {
 namespace kb::test {
 namespace {
 
-// mpirun with this kernbench, or why not: the MPI tests are skipped, saying so.
-std::string mpi_unavailable() {
-  if (run("--version").out.find("; MPI") == std::string::npos) return "kernbench was built without MPI";
-  if (std::system("command -v mpirun > /dev/null 2>&1") != 0) return "mpirun is not installed";
-  const Result probe = run_shell(mpirun() + " -n 2 " + KERNBENCH_BINARY + " --version");
-  if (probe.code != 0) return "mpirun cannot start 2 ranks here: " + probe.out;
-  return "";
-}
-
 // Four ranks over one SIP's four groups of 2 x 2 cubes, which interleave in cube order.
 TEST(Mpi, RunOverRanksEqualsTheSingleProcessRun) {
   if (const std::string why = mpi_unavailable(); !why.empty()) GTEST_SKIP() << why;

@@ -97,6 +97,16 @@ TEST(Sweep, TwoJobsGiveTheRowsOfOne) {
   EXPECT_EQ(model_rows(sweep(one, kGrid, 1)), model_rows(sweep(two, kGrid, 2)));
 }
 
+TEST(Sweep, MpiRanksWriteTheRowsOfOneProcess) {
+  if (const std::string why = mpi_unavailable(); !why.empty()) GTEST_SKIP() << why;
+  const std::string one = temp_dir("sweep_mpi1"), two = temp_dir("sweep_mpi2");
+  const Json serial = sweep(one, kGrid, 1);
+  const Result ranks = run_shell(mpirun() + " -n 2 " + KERNBENCH_BINARY + " sweep " + write_spec(two, kGrid) +
+                                 " --out " + two + "/out");
+  ASSERT_EQ(ranks.code, 0) << ranks.out;
+  EXPECT_EQ(model_rows(read_json(two + "/out/sweep.json")), model_rows(serial));
+}
+
 TEST(Sweep, ResumeAfterSigkillGivesTheUninterruptedRows) {
   const std::string spec = R"(name: resumed
 run: {kernel: gqa_decode}
