@@ -7,8 +7,8 @@ DIR/report.json, and plots as PNG and SVG in DIR/plots:
   roofline      achieved FLOP/s and HBM bytes/s against arithmetic intensity (FLOPs per
                 HBM byte), with the two ceilings of each machine swept
   <key>         latency against each swept quantity: a panel per part and setting of the
-                other values (those that are not topology values), a line per setting
-                of the topology values
+                other swept numbers that are not hardware values (seq-len), a line per
+                setting of the rest (hardware values, models, layouts)
 
 usage: sweep_report.py DIR   (`kernbench sweep --report DIR` runs it)
 """
@@ -84,15 +84,18 @@ def plot_roofline(points, outdir):
     fig, (ax_f, ax_b) = plt.subplots(1, 2, figsize=(12, 4.8))
     xs = [p[0] for p in points]
     lo, hi = min(xs) / 4, max(xs) * 4
-    for i, (peak, bw) in enumerate(sorted({p[4] for p in points})):
+    machines = sorted({p[4] for p in points})
+    for i, (peak, bw) in enumerate(machines):
         grid = [lo * (hi / lo) ** (k / 200) for k in range(201)]
         label = f"ceilings {peak / 1e12:.3g} TFLOP/s, {bw / 1e12:.3g} TB/s"
         ax_f.plot(grid, [min(peak, x * bw) for x in grid], color=f"C{i}", alpha=0.5, lw=1, label=label)
         ax_b.plot(grid, [min(bw, peak / x) for x in grid], color=f"C{i}", alpha=0.5, lw=1, label=label)
+    # A point takes its machine's colour and its kernel's marker.
     for kernel, marker in zip(sorted({p[3] for p in points}), "os^Dv"):
         sel = [p for p in points if p[3] == kernel]
-        ax_f.scatter([p[0] for p in sel], [p[1] for p in sel], marker=marker, color="k", s=22, label=kernel)
-        ax_b.scatter([p[0] for p in sel], [p[2] for p in sel], marker=marker, color="k", s=22, label=kernel)
+        colors = [f"C{machines.index(p[4])}" for p in sel]
+        ax_f.scatter([p[0] for p in sel], [p[1] for p in sel], marker=marker, c=colors, s=22, label=kernel)
+        ax_b.scatter([p[0] for p in sel], [p[2] for p in sel], marker=marker, c=colors, s=22, label=kernel)
     for ax, label in ((ax_f, "achieved FLOP/s"), (ax_b, "achieved HBM bytes/s")):
         ax.set_xscale("log")
         ax.set_yscale("log")
@@ -105,7 +108,7 @@ def plot_roofline(points, outdir):
 
 def plot_lines(rows, outdir):
     """Latency against each swept quantity (log-log): a panel per part and setting of the
-    other values that are not topology values, a line per setting of the topology ones."""
+    other swept numbers that are not hardware values, a line per setting of the rest."""
     names = []
     for key in sorted({k for r in rows for k in r["numbers"]}):
         groups = series(rows, key)
@@ -113,13 +116,21 @@ def plot_lines(rows, outdir):
             continue
         panels = {}
         for (part, rest), pts in groups.items():
-            panel = " ".join([part] + [f"{k}={v}" for k, v in rest if not k.startswith("set.")]).strip()
-            line = " ".join(f"{k[4:]}={v}" for k, v in rest if k.startswith("set.")) or key
+            # A panel per part and length-like value (a swept number that is not hardware,
+            # e.g. seq-len); a line per setting of the rest (hardware values, models, layouts).
+            numeric = {k for k in pts[0][2]["numbers"]}
+            in_panel = [(k, v) for k, v in rest if k in numeric and not k.startswith("set.")]
+            in_line = [(k[4:] if k.startswith("set.") else k, v) for k, v in rest if (k, v) not in in_panel]
+            panel = (part, tuple(pts[0][2]["numbers"][k] for k, _ in in_panel),
+                     " ".join([part] + [f"{k}={v}" for k, v in in_panel]).strip())
+            line = " ".join(f"{k}={v}" for k, v in in_line) or key
             panels.setdefault(panel, []).append((line, pts))
         cols = min(2, len(panels))
         nrows = (len(panels) + cols - 1) // cols
         fig, axes = plt.subplots(nrows, cols, figsize=(6.5 * cols, 4.2 * nrows), squeeze=False)
-        for ax, (panel, lines) in zip(axes.flat, sorted(panels.items())):
+        for ax, ((_, _, panel), lines) in zip(axes.flat, sorted(panels.items())):
+            if len(lines) > 10:  # the default cycle has 10 colours
+                ax.set_prop_cycle(color=plt.cm.tab20.colors)
             for label, pts in lines:
                 ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", ms=3, label=label)
             ax.set_title(panel or key, fontsize=9)
