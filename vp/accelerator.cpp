@@ -19,7 +19,7 @@ Accelerator::Accelerator(const sc_core::sc_module_name& name, const Topology& to
     : sc_core::sc_module(name),
       hbm("hbm"),
       control("control"),
-      irq("irq", false),
+      irq("irq"),
       system_("system", one_sip(topo), true),
       runtime_(system_, RunOptions{.data = true, .op_log = RunOptions::OpLogKept::Nothing}) {
   hbm.bind(system_.sip(SipId(0)).host());
@@ -29,6 +29,11 @@ Accelerator::Accelerator(const sc_core::sc_module_name& name, const Topology& to
   system_.for_each_pe([this](Pe& pe) { pe.cpu.on_error([this] { pe_error_.notify(sc_core::SC_ZERO_TIME); }); });
   SC_HAS_PROCESS(Accelerator);
   SC_THREAD(run_jobs);
+}
+
+void Accelerator::before_end_of_elaboration() {
+  if (irq.bind_count() == 0) irq.bind(irq_line_);
+  irq.initialize(false);
 }
 
 std::uint32_t Accelerator::add_job(std::string name, Job job) {

@@ -8,8 +8,9 @@
 //  - `control`: the register block of vp/registers.h. A job (a kernel launch prepared
 //    on the C++ side with add_job, e.g. vp::add_decode_job) is started by writing its
 //    number to kJob and kStart to kControl; kStatus and kCycles tell how it ended.
-//  - `irq`: a signal that rises when a job ends (done or error) and falls when the
-//    next one starts; job_finished() is the same as an event.
+//  - `irq`: an sc_out<bool> that rises when a job ends (done or error) and falls when
+//    the next one starts; bind it to the platform's interrupt line. Left unbound, it
+//    drives a signal of the accelerator's own. job_finished() is the same as an event.
 // The register block takes no simulated time; the platform's bus models its cost.
 // A job whose PEs deadlock stays kRunning; after a kernel error (kError, error())
 // the accelerator takes no further jobs.
@@ -32,7 +33,7 @@ class Accelerator : public sc_core::sc_module {
  public:
   tlm::tlm_target_socket<> hbm;
   tlm_utils::simple_target_socket<Accelerator> control;
-  sc_core::sc_signal<bool> irq;
+  sc_core::sc_out<bool> irq;
 
   // Throws std::invalid_argument if the topology has more than one SIP.
   Accelerator(const sc_core::sc_module_name& name, const Topology& topo);
@@ -56,6 +57,7 @@ class Accelerator : public sc_core::sc_module {
   void access(tlm::tlm_generic_payload& gp);
   std::uint32_t read(std::uint64_t offset) const;
   void run_jobs();  // SC_THREAD: one job at a time
+  void before_end_of_elaboration() override;  // an unbound irq gets irq_line_
 
   System system_;
   RuntimeContext runtime_;
@@ -69,6 +71,7 @@ class Accelerator : public sc_core::sc_module {
   std::uint64_t cycles_ = 0;
   std::string error_;
   sc_core::sc_event start_, finished_, pe_error_;
+  sc_core::sc_signal<bool> irq_line_{"irq_line", false};
 };
 
 }  // namespace kb::vp

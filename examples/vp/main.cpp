@@ -26,14 +26,14 @@ using kb::vp::reg::kJob;
 using kb::vp::reg::kStatus;
 
 // Stands in for the platform's CPU: one socket to memory (here: the accelerator's
-// HBM), one to the accelerator's registers.
+// HBM), one to the accelerator's registers, and an interrupt input.
 struct HostCpu : sc_core::sc_module {
   tlm_utils::simple_initiator_socket<HostCpu> memory{"memory"};
   tlm_utils::simple_initiator_socket<HostCpu> registers{"registers"};
+  sc_core::sc_in<bool> interrupt{"interrupt"};
 
-  HostCpu(const sc_core::sc_module_name& name, kb::vp::Accelerator& accel, const kb::vp::DecodeJob& job,
-          const kb::gqa::AttentionInputs& inputs)
-      : sc_core::sc_module(name), accel_(accel), job_(job), inputs_(inputs) {
+  HostCpu(const sc_core::sc_module_name& name, const kb::vp::DecodeJob& job, const kb::gqa::AttentionInputs& inputs)
+      : sc_core::sc_module(name), job_(job), inputs_(inputs) {
     SC_HAS_PROCESS(HostCpu);
     SC_THREAD(run);
   }
@@ -66,7 +66,7 @@ struct HostCpu : sc_core::sc_module {
     sc_core::wait(delay);  // the writes' time, loosely timed
     reg(tlm::TLM_WRITE_COMMAND, kJob, job_.id);
     reg(tlm::TLM_WRITE_COMMAND, kControl, kb::vp::reg::kStart);
-    sc_core::wait(accel_.irq.posedge_event());
+    sc_core::wait(interrupt.posedge_event());
     status = reg(tlm::TLM_READ_COMMAND, kStatus);
     cycles = reg(tlm::TLM_READ_COMMAND, kCyclesLo) | std::uint64_t{reg(tlm::TLM_READ_COMMAND, kCyclesHi)} << 32;
     delay = sc_core::SC_ZERO_TIME;
@@ -75,7 +75,6 @@ struct HostCpu : sc_core::sc_module {
     finished = true;
   }
 
-  kb::vp::Accelerator& accel_;
   const kb::vp::DecodeJob& job_;
   const kb::gqa::AttentionInputs& inputs_;
 };
@@ -98,9 +97,12 @@ int sc_main(int argc, char* argv[]) {
     const kb::vp::DecodeJob job = kb::vp::add_decode_job(accel, decode);
     const auto inputs = kb::gqa::AttentionInputs::random(decode, 1);
 
-    HostCpu host("host", accel, job, inputs);
+    HostCpu host("host", job, inputs);
+    sc_core::sc_signal<bool> irq_line("irq_line");  // the platform's interrupt line
     host.memory.bind(accel.hbm);
     host.registers.bind(accel.control);
+    accel.irq.bind(irq_line);
+    host.interrupt.bind(irq_line);
     sc_core::sc_start();
 
     if (!host.finished || host.status != kb::vp::reg::kDone) {

@@ -6,9 +6,11 @@ using sc_core::sc_time;
 using sc_core::sc_time_stamp;
 using sc_core::SC_ZERO_TIME;
 
-// Internal peq phases: forward the request downstream / the response upstream.
+// Internal peq phases: forward the request downstream / the response upstream / begin a
+// response whose turn came after an annotated END_RESP.
 static const tlm::tlm_phase& kForwardRequest = tlm::BEGIN_REQ;
 static const tlm::tlm_phase& kForwardResponse = tlm::BEGIN_RESP;
+static const tlm::tlm_phase& kResumeResponse = tlm::END_RESP;
 
 AtRouter::AtRouter(const sc_core::sc_module_name& name, Cause cause)
     : sc_core::sc_module(name), peq_(this, &AtRouter::on_event), cause_(cause) {}
@@ -21,7 +23,7 @@ std::size_t AtRouter::add_target(const std::string& name) {
   s.register_b_transport(this, &AtRouter::b_transport, static_cast<int>(i));
   s.register_transport_dbg(this, &AtRouter::transport_dbg, static_cast<int>(i));
   s.register_get_direct_mem_ptr(this, &AtRouter::get_direct_mem_ptr, static_cast<int>(i));
-  in_queues_.emplace_back();
+  in_gates_.emplace_back();
   return i;
 }
 
@@ -58,7 +60,7 @@ tlm::tlm_sync_enum AtRouter::nb_transport_fw(int in, tlm::tlm_generic_payload& g
     return tlm::TLM_UPDATED;
   }
   if (phase == tlm::END_RESP) {
-    response_done(gp);
+    response_done(gp, delay);
     return tlm::TLM_COMPLETED;
   }
   SC_REPORT_ERROR(name(), "nb_transport_fw: unexpected phase from initiator");
@@ -84,7 +86,8 @@ tlm::tlm_sync_enum AtRouter::nb_transport_bw(int out, tlm::tlm_generic_payload& 
 
 void AtRouter::on_event(tlm::tlm_generic_payload& gp, const tlm::tlm_phase& phase) {
   if (phase == kForwardRequest) send_request(gp);
-  else send_response(gp);
+  else if (phase == kForwardResponse) send_response(gp);
+  else begin_response(gp);
 }
 
 void AtRouter::send_request(tlm::tlm_generic_payload& gp) {
@@ -136,30 +139,26 @@ void AtRouter::response_arrived(tlm::tlm_generic_payload& gp, const sc_time& del
 }
 
 void AtRouter::send_response(tlm::tlm_generic_payload& gp) {
-  const std::size_t in = live_.at(&gp).in;
-  PortQueue& q = in_queues_[in];
-  if (q.busy) {
-    q.waiting.push_back(&gp);
-    return;
+  sc_time later;
+  switch (in_gates_[live_.at(&gp).in].offer(gp, later)) {
+    case ResponseGate::Turn::Queued: return;
+    case ResponseGate::Turn::Later: peq_.notify(gp, kResumeResponse, later); return;
+    case ResponseGate::Turn::Now: begin_response(gp);
   }
-  q.busy = true;
-  tlm::tlm_phase phase = tlm::BEGIN_RESP;
-  sc_time delay = SC_ZERO_TIME;
-  const tlm::tlm_sync_enum status = (*targets_[in])->nb_transport_bw(gp, phase, delay);
-  if (status == tlm::TLM_COMPLETED || (status == tlm::TLM_UPDATED && phase == tlm::END_RESP))
-    response_done(gp);
 }
 
-void AtRouter::response_done(tlm::tlm_generic_payload& gp) {
+void AtRouter::begin_response(tlm::tlm_generic_payload& gp) {
+  tlm::tlm_phase phase = tlm::BEGIN_RESP;
+  sc_time delay = SC_ZERO_TIME;
+  const tlm::tlm_sync_enum status = (*targets_[live_.at(&gp).in])->nb_transport_bw(gp, phase, delay);
+  if (status == tlm::TLM_COMPLETED || (status == tlm::TLM_UPDATED && phase == tlm::END_RESP))
+    response_done(gp, delay);
+}
+
+void AtRouter::response_done(tlm::tlm_generic_payload& gp, const sc_time& delay) {
   const std::size_t in = live_.at(&gp).in;
   live_.erase(&gp);
-  PortQueue& q = in_queues_[in];
-  q.busy = false;
-  if (!q.waiting.empty()) {
-    tlm::tlm_generic_payload* next = q.waiting.front();
-    q.waiting.pop_front();
-    peq_.notify(*next, kForwardResponse, SC_ZERO_TIME);
-  }
+  if (tlm::tlm_generic_payload* next = in_gates_[in].end(delay)) peq_.notify(*next, kForwardResponse, SC_ZERO_TIME);
   gp.release();
 }
 
@@ -185,8 +184,15 @@ unsigned int AtRouter::transport_dbg(int in, tlm::tlm_generic_payload& gp) {
 }
 
 bool AtRouter::get_direct_mem_ptr(int in, tlm::tlm_generic_payload& gp, tlm::tlm_dmi& dmi) {
-  auto hop = route(gp, static_cast<std::size_t>(in));
-  if (!hop || !(*initiators_[hop->out])->get_direct_mem_ptr(gp, dmi)) return false;
+  // A DMI region is found from the address alone and its latencies are per access:
+  // what is routed on is a one-byte access of the same kind, whatever length was asked.
+  tlm::tlm_generic_payload access;
+  access.set_command(gp.get_command());
+  access.set_address(gp.get_address());
+  access.set_data_length(1);
+  access.set_streaming_width(1);
+  auto hop = route(access, static_cast<std::size_t>(in));
+  if (!hop || !(*initiators_[hop->out])->get_direct_mem_ptr(access, dmi)) return false;
   dmi.set_read_latency(dmi.get_read_latency() + hop->request_delay + hop->response_delay);
   dmi.set_write_latency(dmi.get_write_latency() + hop->request_delay + hop->response_delay);
   return true;

@@ -19,6 +19,7 @@
 #include "models/common/link.h"
 #include "models/common/path_extension.h"
 #include "models/common/payload_queue.h"
+#include "models/common/response_gate.h"
 
 namespace kb {
 
@@ -56,7 +57,7 @@ class AtRouter : public sc_core::sc_module {
     Hop hop;
   };
   struct PortQueue {
-    bool busy = false;  // a request (out port) / response (in port) awaits its END phase
+    bool busy = false;  // a request awaits its END_REQ
     std::deque<tlm::tlm_generic_payload*> waiting;
   };
 
@@ -66,24 +67,27 @@ class AtRouter : public sc_core::sc_module {
                                      sc_core::sc_time& delay);
   void b_transport(int in, tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
   unsigned int transport_dbg(int in, tlm::tlm_generic_payload& gp);
-  // DMI requests go where the payload would; a granted region's latencies include the
-  // hop's. Invalidations go back to every target socket.
+  // DMI requests go where a one-byte access at their address would; a granted region's
+  // latencies include that access's hop. Invalidations go back to every target socket.
   bool get_direct_mem_ptr(int in, tlm::tlm_generic_payload& gp, tlm::tlm_dmi& dmi);
   void invalidate_direct_mem_ptr(int out, sc_dt::uint64 start, sc_dt::uint64 end);
   void on_event(tlm::tlm_generic_payload& gp, const tlm::tlm_phase& phase);
 
   void send_request(tlm::tlm_generic_payload& gp);
-  void send_response(tlm::tlm_generic_payload& gp);
+  void send_response(tlm::tlm_generic_payload& gp);  // when its in port's turn comes
+  void begin_response(tlm::tlm_generic_payload& gp);
   void request_accepted(std::size_t out);
   // `pass_through`: a response due now may go upstream within this call (not when the
   // upstream's request call has not yet returned).
   void response_arrived(tlm::tlm_generic_payload& gp, const sc_core::sc_time& delay,
                         bool pass_through);
-  void response_done(tlm::tlm_generic_payload& gp);
+  // The initiator took the response, its END_RESP `delay` after now.
+  void response_done(tlm::tlm_generic_payload& gp, const sc_core::sc_time& delay);
 
   std::vector<std::unique_ptr<TargetSocket>> targets_;
   std::vector<std::unique_ptr<InitiatorSocket>> initiators_;
-  std::vector<PortQueue> out_queues_, in_queues_;
+  std::vector<PortQueue> out_queues_;
+  std::vector<ResponseGate> in_gates_;
   RecyclingMap<tlm::tlm_generic_payload*, Transaction> live_;  // the payloads in transit here
   PayloadQueue<AtRouter> peq_;
   Cause cause_;

@@ -71,33 +71,31 @@ void Responder::respond(tlm::tlm_generic_payload& gp, const sc_time& delay) {
   peq_.notify(gp, tlm::BEGIN_RESP, delay);
 }
 
-void Responder::on_event(tlm::tlm_generic_payload& gp, const tlm::tlm_phase&) {
-  if (busy_) {
-    waiting_.push_back(&gp);
-    return;
-  }
+// BEGIN_RESP: a response is ready; END_RESP (internal): its turn has come after waiting
+// for an annotated END_RESP.
+void Responder::on_event(tlm::tlm_generic_payload& gp, const tlm::tlm_phase& phase) {
+  sc_time later;
+  if (phase == tlm::BEGIN_RESP) switch (gate_.offer(gp, later)) {
+      case ResponseGate::Turn::Queued: return;
+      case ResponseGate::Turn::Later: peq_.notify(gp, tlm::END_RESP, later); return;
+      case ResponseGate::Turn::Now: break;
+    }
+  begin(gp);
+}
+
+void Responder::begin(tlm::tlm_generic_payload& gp) {
   if (before_send_) before_send_(gp);
   tlm::tlm_phase phase = tlm::BEGIN_RESP;
   sc_time delay = SC_ZERO_TIME;
   const tlm::tlm_sync_enum status = backward_()->nb_transport_bw(gp, phase, delay);
-  if (status == tlm::TLM_COMPLETED || (status == tlm::TLM_UPDATED && phase == tlm::END_RESP)) {
-    finished(gp);
-    return;
-  }
-  busy_ = true;  // END_RESP will come on the forward path
+  if (status == tlm::TLM_COMPLETED || (status == tlm::TLM_UPDATED && phase == tlm::END_RESP))
+    end_response(gp, delay);
+  // otherwise END_RESP will come on the forward path
 }
 
-void Responder::end_response(tlm::tlm_generic_payload& gp) {
-  busy_ = false;
-  finished(gp);
-  if (waiting_.empty()) return;
-  tlm::tlm_generic_payload* next = waiting_.front();
-  waiting_.pop_front();
-  peq_.notify(*next, tlm::BEGIN_RESP, SC_ZERO_TIME);
-}
-
-void Responder::finished(tlm::tlm_generic_payload& gp) {
+void Responder::end_response(tlm::tlm_generic_payload& gp, const sc_time& delay) {
   if (gp.has_mm()) gp.release();
+  if (tlm::tlm_generic_payload* next = gate_.end(delay)) peq_.notify(*next, tlm::BEGIN_RESP, SC_ZERO_TIME);
 }
 
 }  // namespace kb

@@ -2,8 +2,9 @@
 // Socket-side halves of the TLM-2.0 base protocol that every block needs:
 //  - InitiatorPort: an initiator socket that sends BEGIN_REQ one at a time (request
 //    exclusion) and hands each completed response to a callback;
-//  - Responder: sends BEGIN_RESP on a target socket one at a time (response exclusion)
-//    and releases the payload when the initiator has taken the response.
+//  - Responder: sends BEGIN_RESP on a target socket one at a time (response exclusion,
+//    honouring the time each END_RESP was annotated for) and releases the payload when
+//    the initiator has taken the response.
 // Both defer through a payload event queue, so no block re-enters its peer's call.
 #include <deque>
 #include <functional>
@@ -13,6 +14,7 @@
 #include <tlm_utils/simple_initiator_socket.h>
 
 #include "models/common/payload_queue.h"
+#include "models/common/response_gate.h"
 
 namespace kb {
 
@@ -43,8 +45,8 @@ class Responder {
   explicit Responder(Backward backward, Hook before_send = {});
   // BEGIN_RESP after `delay` (later if a response is still being taken).
   void respond(tlm::tlm_generic_payload& gp, const sc_core::sc_time& delay);
-  // The initiator's END_RESP for the response in flight.
-  void end_response(tlm::tlm_generic_payload& gp);
+  // The initiator's END_RESP for the response in flight, `delay` after now.
+  void end_response(tlm::tlm_generic_payload& gp, const sc_core::sc_time& delay);
 
   // The whole target side of nb_transport_fw: BEGIN_REQ goes to `on_request(gp, delay)`,
   // which returns false (after setting an error status) to refuse it, and is otherwise
@@ -58,7 +60,7 @@ class Responder {
       return tlm::TLM_UPDATED;
     }
     if (phase == tlm::END_RESP) {
-      end_response(gp);
+      end_response(gp, delay);
       return tlm::TLM_COMPLETED;
     }
     SC_REPORT_ERROR(who, "nb_transport_fw: unexpected phase");
@@ -67,13 +69,12 @@ class Responder {
 
  private:
   void on_event(tlm::tlm_generic_payload& gp, const tlm::tlm_phase& phase);
-  void finished(tlm::tlm_generic_payload& gp);
+  void begin(tlm::tlm_generic_payload& gp);
 
   Backward backward_;
   Hook before_send_;
   PayloadQueue<Responder> peq_;
-  bool busy_ = false;
-  std::deque<tlm::tlm_generic_payload*> waiting_;
+  ResponseGate gate_;
 };
 
 }  // namespace kb

@@ -54,6 +54,7 @@ void Hbm::access(tlm::tlm_generic_payload& gp) {
     bytes_written_ += len;
   }
   gp.set_response_status(tlm::TLM_OK_RESPONSE);
+  gp.set_dmi_allowed(true);  // get_direct_mem_ptr grants every address of the channel
 }
 
 sc_time Hbm::schedule(const tlm::tlm_generic_payload& gp, sc_time arrival) {

@@ -19,6 +19,7 @@ struct PlainInitiator : sc_core::sc_module {
   std::vector<std::pair<tlm::tlm_generic_payload*, sc_time>> responses;  // BEGIN_RESP seen
   sc_core::sc_event response_event;
   bool complete_on_response = true;  // else answer TLM_ACCEPTED and send END_RESP later
+  sc_time end_delay = sc_core::SC_ZERO_TIME;  // how long after BEGIN_RESP a completion ends it
 
   explicit PlainInitiator(const sc_core::sc_module_name& n) : sc_core::sc_module(n) {
     socket.register_nb_transport_bw(this, &PlainInitiator::nb_transport_bw);
@@ -28,8 +29,9 @@ struct PlainInitiator : sc_core::sc_module {
     EXPECT_EQ(phase, tlm::BEGIN_RESP);
     responses.emplace_back(&gp, sc_core::sc_time_stamp() + delay);
     response_event.notify(delay);
-    if (complete_on_response) return tlm::TLM_COMPLETED;
-    return tlm::TLM_ACCEPTED;
+    if (!complete_on_response) return tlm::TLM_ACCEPTED;
+    delay += end_delay;
+    return tlm::TLM_COMPLETED;
   }
 
   // Sends BEGIN_REQ and checks the target accepts it at once with END_REQ.
@@ -140,6 +142,26 @@ TEST(HbmInterop, ResponsesWaitForEndRespOfThePreviousOne) {
   });
   sc_core::sc_start();
   EXPECT_EQ(b.cpu.responses.at(0).second, b.cycles(121));
+}
+
+TEST(HbmInterop, AResponseCompletedWithADelayHoldsTheNextUntilThen) {
+  // TLM_COMPLETED on BEGIN_RESP with 7 ns annotated: the response ends 7 ns later, and
+  // the channel's next BEGIN_RESP waits for that (at 121 + 7, not 122 cycles).
+  Bench b;
+  b.cpu.end_delay = sc_time(7, SC_NS);
+  std::vector<std::uint8_t> buf1(64), buf2(64);
+  sc_core::sc_spawn([&] {
+    tlm::tlm_generic_payload g1, g2;
+    setup(g1, tlm::TLM_READ_COMMAND, 0x1000'0000, buf1.data(), 64);
+    setup(g2, tlm::TLM_READ_COMMAND, 0x1000'0100, buf2.data(), 64);
+    b.cpu.begin(g1);
+    b.cpu.begin(g2);
+    sc_core::wait(b.cycles(1000));
+  });
+  sc_core::sc_start();
+  ASSERT_EQ(b.cpu.responses.size(), 2u);
+  EXPECT_EQ(b.cpu.responses[0].second, b.cycles(121));
+  EXPECT_EQ(b.cpu.responses[1].second, b.cycles(121) + sc_time(7, SC_NS));
 }
 
 TEST(HbmInterop, RefusedAccessesCarryTheRightResponseStatus) {

@@ -217,6 +217,175 @@ TEST(VpAccelerator, HbmSocketServesEveryTransportKind) {
   EXPECT_TRUE(p.monitor.violations().empty()) << p.monitor.violations().front();
 }
 
+// How an initiator ends a response: on the return of BEGIN_RESP (TLM_UPDATED with
+// END_RESP, or TLM_COMPLETED), or later with its own END_RESP call; each annotated.
+enum class EndStyle { Updated, Completed, Called };
+
+// A bus master with nothing of kernbench in it: a tlm_utils socket that reads, and ends
+// every response `end_delay` after it began. Its payloads live in a vector; its memory
+// manager only clears a payload's extensions when the last hold on it goes.
+struct PlainMaster : sc_core::sc_module, tlm::tlm_mm_interface {
+  tlm_utils::simple_initiator_socket<PlainMaster> socket{"socket"};
+  EndStyle style = EndStyle::Updated;
+  sc_core::sc_time end_delay{7, sc_core::SC_NS};
+  std::vector<sc_core::sc_time> begun, ended;  // BEGIN_RESP seen, END_RESP annotated
+  explicit PlainMaster(const sc_core::sc_module_name& n) : sc_core::sc_module(n) {
+    socket.register_nb_transport_bw(this, &PlainMaster::nb_transport_bw);
+  }
+  void free(tlm::tlm_generic_payload* gp) override { gp->free_all_extensions(); }
+  tlm::tlm_sync_enum nb_transport_bw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& delay) {
+    if (phase != tlm::BEGIN_RESP) return tlm::TLM_ACCEPTED;
+    const sc_core::sc_time now = sc_core::sc_time_stamp() + delay;
+    begun.push_back(now);
+    ended.push_back(now + end_delay);
+    if (style == EndStyle::Called) {
+      sc_core::sc_spawn([this, &gp, t = ended.back()] {
+        sc_core::wait(t - sc_core::sc_time_stamp());
+        tlm::tlm_phase end = tlm::END_RESP;
+        sc_core::sc_time zero = sc_core::SC_ZERO_TIME;
+        socket->nb_transport_fw(gp, end, zero);
+      });
+      return tlm::TLM_ACCEPTED;
+    }
+    delay += end_delay;
+    if (style == EndStyle::Completed) return tlm::TLM_COMPLETED;
+    phase = tlm::END_RESP;
+    return tlm::TLM_UPDATED;
+  }
+};
+
+// A response ends when the initiator's END_RESP says, not when its call returns: the
+// next BEGIN_RESP on the socket never comes before that time, however it is ended.
+class VpEndResp : public testing::TestWithParam<EndStyle> {};
+
+TEST_P(VpEndResp, ResponsesWaitForTheAnnotatedEndOfThePreviousOne) {
+  const Topology topo = test::topology("small_1sip_2x2x2");
+  Accelerator accel("accel", topo);
+  ProtocolMonitor monitor("monitor");
+  PlainMaster master("master"), regs("regs");  // every socket of a platform is bound
+  master.style = GetParam();
+  master.socket.bind(monitor.target);
+  monitor.initiator.bind(accel.hbm);
+  regs.socket.bind(accel.control);
+  std::vector<std::uint32_t> words(4);
+  std::vector<tlm::tlm_generic_payload> gps(4);
+  sc_core::sc_spawn([&] {
+    for (std::uint32_t i = 0; i < gps.size(); ++i) {  // a word from each channel of cubes 0 and 1
+      tlm::tlm_generic_payload& gp = gps[i];
+      gp.set_mm(&master);
+      gp.acquire();  // the master's own hold, never given back: the payloads outlive the run
+      gp.set_command(tlm::TLM_READ_COMMAND);
+      gp.set_address(accel.address_map().hbm(i / 2, i % 2, 0x40));
+      gp.set_data_ptr(reinterpret_cast<unsigned char*>(&words[i]));
+      gp.set_data_length(4);
+      gp.set_streaming_width(4);
+      gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+      tlm::tlm_phase phase = tlm::BEGIN_REQ;
+      sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+      master.socket->nb_transport_fw(gp, phase, delay);
+    }
+  });
+  sc_core::sc_start();
+  ASSERT_EQ(master.begun.size(), gps.size());
+  for (std::size_t i = 1; i < master.begun.size(); ++i)
+    EXPECT_GE(master.begun[i], master.ended[i - 1]) << "response " << i << " began at " << master.begun[i];
+  EXPECT_TRUE(monitor.violations().empty()) << monitor.violations().front();
+  for (const auto& gp : gps) {
+    EXPECT_EQ(gp.get_response_status(), tlm::TLM_OK_RESPONSE);
+    EXPECT_TRUE(gp.is_dmi_allowed()) << "HBM grants DMI, and its responses say so";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(EndStyles, VpEndResp, testing::Values(EndStyle::Updated, EndStyle::Completed, EndStyle::Called),
+                         [](const testing::TestParamInfo<EndStyle>& p) {
+                           return std::string(p.param == EndStyle::Updated     ? "UpdatedEndResp"
+                                              : p.param == EndStyle::Completed ? "Completed"
+                                                                                  : "EndRespCalled");
+                         });
+
+// DMI through the hbm socket: the region comes from the address alone (a request as long
+// as a channel's last 64 KiB is granted), its latency is per access (the same whatever
+// length the request carries), and a plain access says DMI may be asked for.
+TEST(VpAccelerator, DmiDependsOnTheAddressAloneAndAccessesOfferIt) {
+  const Topology topo = test::topology("small_1sip_2x2x2");
+  Accelerator accel("accel", topo);
+  PlainMaster master("master"), regs("regs");
+  master.socket.bind(accel.hbm);
+  regs.socket.bind(accel.control);
+  sc_core::sc_spawn([&] {
+    std::uint32_t word = 0;
+    tlm::tlm_generic_payload gp;
+    auto ask = [&](std::uint64_t address, unsigned length, tlm::tlm_dmi& dmi) {
+      gp.set_command(tlm::TLM_READ_COMMAND);
+      gp.set_address(address);
+      gp.set_data_ptr(reinterpret_cast<unsigned char*>(&word));
+      gp.set_data_length(length);
+      gp.set_streaming_width(length);
+      return master.socket->get_direct_mem_ptr(gp, dmi);
+    };
+    const std::uint64_t a = accel.address_map().hbm(1, 1, 0x100);
+    tlm::tlm_dmi word_dmi, block_dmi;
+    ASSERT_TRUE(ask(a, 4, word_dmi));
+    ASSERT_TRUE(ask(a, 64 * 1024, block_dmi));
+    EXPECT_EQ(block_dmi.get_read_latency(), word_dmi.get_read_latency());
+    EXPECT_EQ(block_dmi.get_write_latency(), word_dmi.get_write_latency());
+    EXPECT_GE(test::cycles(word_dmi.get_read_latency(), topo), topo.cube.hbm.latency_cycles);
+    const std::uint64_t last = accel.address_map().hbm(1, 1, topo.cube.hbm.capacity - 4);
+    tlm::tlm_dmi end_dmi;
+    ASSERT_TRUE(ask(last, 64 * 1024, end_dmi)) << "refused: the region was decoded from address plus length";
+    EXPECT_LE(end_dmi.get_start_address(), last);
+    EXPECT_GE(end_dmi.get_end_address(), last + 3);
+    // A plain blocking read: its response allows DMI.
+    gp.set_dmi_allowed(false);
+    gp.set_data_length(4);
+    gp.set_streaming_width(4);
+    gp.set_address(a);
+    gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+    sc_core::sc_time t = sc_core::SC_ZERO_TIME;
+    master.socket->b_transport(gp, t);
+    EXPECT_EQ(gp.get_response_status(), tlm::TLM_OK_RESPONSE);
+    EXPECT_TRUE(gp.is_dmi_allowed());
+  });
+  sc_core::sc_start();
+}
+
+// irq is a port: the platform binds its own interrupt line, and the line follows jobs.
+TEST(VpAccelerator, IrqDrivesTheInterruptLineThePlatformBindsItTo) {
+  const Topology topo = test::topology("small_1sip_2x2x2");
+  Accelerator accel("accel", topo);
+  sc_core::sc_signal<bool> line("line");
+  accel.irq.bind(line);
+  PlainMaster master("master"), memory("memory");
+  master.socket.bind(accel.control);
+  memory.socket.bind(accel.hbm);
+  const std::uint32_t job = accel.add_job("nothing", [](RuntimeContext&) {});
+  bool rose = false;
+  sc_core::sc_spawn([&] {
+    auto reg = [&](tlm::tlm_command cmd, std::uint64_t offset, std::uint32_t value) {
+      tlm::tlm_generic_payload gp;
+      gp.set_command(cmd);
+      gp.set_address(offset);
+      gp.set_data_ptr(reinterpret_cast<unsigned char*>(&value));
+      gp.set_data_length(4);
+      gp.set_streaming_width(4);
+      gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+      sc_core::sc_time t = sc_core::SC_ZERO_TIME;
+      master.socket->b_transport(gp, t);
+      EXPECT_EQ(gp.get_response_status(), tlm::TLM_OK_RESPONSE);
+      return value;
+    };
+    EXPECT_FALSE(line.read());
+    reg(tlm::TLM_WRITE_COMMAND, vp::reg::kJob, job);
+    reg(tlm::TLM_WRITE_COMMAND, vp::reg::kControl, vp::reg::kStart);
+    sc_core::wait(line.posedge_event());
+    rose = true;
+    EXPECT_EQ(reg(tlm::TLM_READ_COMMAND, vp::reg::kStatus, 0), static_cast<std::uint32_t>(vp::reg::kDone));
+  });
+  sc_core::sc_start();
+  EXPECT_TRUE(rose);
+  EXPECT_TRUE(line.read());
+}
+
 // A platform sees the library's words: configuration fields, never the program's flags.
 TEST(VpAccelerator, ADecodeJobThatDoesNotFitNamesTheField) {
   Platform p;
