@@ -118,18 +118,28 @@ TEST(HbmInterop, FourPhaseWriteThenReadBack) {
   sc_core::sc_start();
 }
 
+// Two 64-byte reads sent back to back: on the wire g1 [0,1), g2 [1,2); their answers are
+// due at 121 and 122 cycles.
+struct TwoReads {
+  std::vector<std::uint8_t> buf1 = std::vector<std::uint8_t>(64), buf2 = std::vector<std::uint8_t>(64);
+  tlm::tlm_generic_payload g1, g2;
+  void send(Bench& b) {
+    setup(g1, tlm::TLM_READ_COMMAND, 0x1000'0000, buf1.data(), 64);
+    setup(g2, tlm::TLM_READ_COMMAND, 0x1000'0100, buf2.data(), 64);
+    b.cpu.begin(g1);
+    b.cpu.begin(g2);
+  }
+};
+
 TEST(HbmInterop, ResponsesWaitForEndRespOfThePreviousOne) {
   // Base-protocol response exclusion: while the initiator holds a response (it answered
   // BEGIN_RESP with TLM_ACCEPTED), the target sends no other BEGIN_RESP.
   Bench b;
   b.cpu.complete_on_response = false;
-  std::vector<std::uint8_t> buf1(64), buf2(64);
   sc_core::sc_spawn([&] {
-    tlm::tlm_generic_payload g1, g2;
-    setup(g1, tlm::TLM_READ_COMMAND, 0x1000'0000, buf1.data(), 64);
-    setup(g2, tlm::TLM_READ_COMMAND, 0x1000'0100, buf2.data(), 64);
-    b.cpu.begin(g1);
-    b.cpu.begin(g2);  // wire: g1 [0,1), g2 [1,2); answers due at 121 and 122
+    TwoReads r;
+    tlm::tlm_generic_payload &g1 = r.g1, &g2 = r.g2;
+    r.send(b);
     sc_core::wait(b.cpu.response_event);
     EXPECT_EQ(b.cpu.responses.size(), 1u);
     sc_core::wait(b.cycles(500));  // hold g1's response
@@ -149,13 +159,9 @@ TEST(HbmInterop, AResponseCompletedWithADelayHoldsTheNextUntilThen) {
   // the channel's next BEGIN_RESP waits for that (at 121 + 7, not 122 cycles).
   Bench b;
   b.cpu.end_delay = sc_time(7, SC_NS);
-  std::vector<std::uint8_t> buf1(64), buf2(64);
   sc_core::sc_spawn([&] {
-    tlm::tlm_generic_payload g1, g2;
-    setup(g1, tlm::TLM_READ_COMMAND, 0x1000'0000, buf1.data(), 64);
-    setup(g2, tlm::TLM_READ_COMMAND, 0x1000'0100, buf2.data(), 64);
-    b.cpu.begin(g1);
-    b.cpu.begin(g2);
+    TwoReads r;
+    r.send(b);
     sc_core::wait(b.cycles(1000));
   });
   sc_core::sc_start();

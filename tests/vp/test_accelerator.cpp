@@ -351,36 +351,19 @@ TEST(VpAccelerator, DmiDependsOnTheAddressAloneAndAccessesOfferIt) {
 
 // irq is a port: the platform binds its own interrupt line, and the line follows jobs.
 TEST(VpAccelerator, IrqDrivesTheInterruptLineThePlatformBindsItTo) {
-  const Topology topo = test::topology("small_1sip_2x2x2");
-  Accelerator accel("accel", topo);
+  Platform p;
   sc_core::sc_signal<bool> line("line");
-  accel.irq.bind(line);
-  PlainMaster master("master"), memory("memory");
-  master.socket.bind(accel.control);
-  memory.socket.bind(accel.hbm);
-  const std::uint32_t job = accel.add_job("nothing", [](RuntimeContext&) {});
+  p.accel.irq.bind(line);
+  const std::uint32_t job = p.accel.add_job("nothing", [](RuntimeContext&) {});
   bool rose = false;
-  sc_core::sc_spawn([&] {
-    auto reg = [&](tlm::tlm_command cmd, std::uint64_t offset, std::uint32_t value) {
-      tlm::tlm_generic_payload gp;
-      gp.set_command(cmd);
-      gp.set_address(offset);
-      gp.set_data_ptr(reinterpret_cast<unsigned char*>(&value));
-      gp.set_data_length(4);
-      gp.set_streaming_width(4);
-      gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
-      sc_core::sc_time t = sc_core::SC_ZERO_TIME;
-      master.socket->b_transport(gp, t);
-      EXPECT_EQ(gp.get_response_status(), tlm::TLM_OK_RESPONSE);
-      return value;
-    };
+  p.host.program = [&](Host& h) {  // registers through a plain tlm_utils socket
     EXPECT_FALSE(line.read());
-    reg(tlm::TLM_WRITE_COMMAND, vp::reg::kJob, job);
-    reg(tlm::TLM_WRITE_COMMAND, vp::reg::kControl, vp::reg::kStart);
+    EXPECT_EQ(h.write(vp::reg::kJob, job), tlm::TLM_OK_RESPONSE);
+    EXPECT_EQ(h.write(vp::reg::kControl, vp::reg::kStart), tlm::TLM_OK_RESPONSE);
     sc_core::wait(line.posedge_event());
     rose = true;
-    EXPECT_EQ(reg(tlm::TLM_READ_COMMAND, vp::reg::kStatus, 0), static_cast<std::uint32_t>(vp::reg::kDone));
-  });
+    EXPECT_EQ(h.read(vp::reg::kStatus), static_cast<std::uint32_t>(vp::reg::kDone));
+  };
   sc_core::sc_start();
   EXPECT_TRUE(rose);
   EXPECT_TRUE(line.read());
