@@ -1,10 +1,11 @@
 #pragma once
-// Typed indices, so a SIP, a cube and a PE number cannot be mixed up.
-#include <compare>
+// Typed indices, so a SIP, a cube and a PE number cannot be mixed up. (Comparisons are
+// written out, not defaulted: the installed headers are C++17.)
 #include <cstdint>
 #include <cstdio>
 #include <optional>
 #include <string>
+#include <tuple>
 
 namespace kb {
 
@@ -13,7 +14,12 @@ struct Id {
   std::uint32_t value = 0;
   constexpr Id() = default;
   constexpr explicit Id(std::uint32_t v) : value(v) {}
-  auto operator<=>(const Id&) const = default;
+  friend constexpr bool operator==(Id a, Id b) { return a.value == b.value; }
+  friend constexpr bool operator!=(Id a, Id b) { return a.value != b.value; }
+  friend constexpr bool operator<(Id a, Id b) { return a.value < b.value; }
+  friend constexpr bool operator>(Id a, Id b) { return b < a; }
+  friend constexpr bool operator<=(Id a, Id b) { return !(b < a); }
+  friend constexpr bool operator>=(Id a, Id b) { return !(a < b); }
 };
 
 using SipId = Id<struct SipTag>;
@@ -24,7 +30,12 @@ struct PeCoord {
   SipId sip;
   CubeId cube;
   PeId pe;
-  auto operator<=>(const PeCoord&) const = default;
+  friend bool operator==(const PeCoord& a, const PeCoord& b) { return a.tied() == b.tied(); }
+  friend bool operator!=(const PeCoord& a, const PeCoord& b) { return a.tied() != b.tied(); }
+  friend bool operator<(const PeCoord& a, const PeCoord& b) { return a.tied() < b.tied(); }
+  friend bool operator>(const PeCoord& a, const PeCoord& b) { return b < a; }
+  friend bool operator<=(const PeCoord& a, const PeCoord& b) { return !(b < a); }
+  friend bool operator>=(const PeCoord& a, const PeCoord& b) { return !(a < b); }
   std::string str() const {
     return "sip" + std::to_string(sip.value) + ".cube" + std::to_string(cube.value) + ".pe" +
            std::to_string(pe.value);
@@ -38,6 +49,9 @@ struct PeCoord {
       return std::nullopt;
     return PeCoord{SipId(s), CubeId(c), PeId(p)};
   }
+
+ private:
+  std::tuple<SipId, CubeId, PeId> tied() const { return {sip, cube, pe}; }
 };
 
 }  // namespace kb

@@ -14,7 +14,8 @@ const char* direction_name(Direction d);
 
 struct MeshPos {
   std::uint32_t x = 0, y = 0;
-  bool operator==(const MeshPos&) const = default;
+  bool operator==(const MeshPos& o) const { return x == o.x && y == o.y; }
+  bool operator!=(const MeshPos& o) const { return !(*this == o); }
 };
 
 class Mesh {

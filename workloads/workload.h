@@ -81,7 +81,8 @@ class Values {
 struct SimUnit {
   SipId sip;
   std::optional<std::uint32_t> group;  // empty: the whole SIP
-  bool operator==(const SimUnit&) const = default;
+  bool operator==(const SimUnit& o) const { return sip == o.sip && group == o.group; }
+  bool operator!=(const SimUnit& o) const { return !(*this == o); }
 };
 
 // What the program decides for every workload of a run.

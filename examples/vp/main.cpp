@@ -12,10 +12,10 @@
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
 
-#include "workloads/gqa_decode/decode_run.h"
-#include "vp/accelerator.h"
-#include "vp/decode_job.h"
-#include "vp/host_access.h"
+#include <kernbench/workloads/gqa_decode/decode_run.h>
+#include <kernbench/vp/accelerator.h>
+#include <kernbench/vp/decode_job.h>
+#include <kernbench/vp/host_access.h>
 
 namespace {
 

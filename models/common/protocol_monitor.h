@@ -55,7 +55,11 @@ class ProtocolMonitor : public sc_core::sc_module,
     unsigned char* byte_enable;
     unsigned int streaming_width;
     static Attributes of(const tlm::tlm_generic_payload& gp);
-    bool operator==(const Attributes&) const = default;
+    bool operator==(const Attributes& o) const {
+      return command == o.command && data == o.data && length == o.length && byte_enable == o.byte_enable &&
+             streaming_width == o.streaming_width;
+    }
+    bool operator!=(const Attributes& o) const { return !(*this == o); }
   };
   struct Open {
     State state;

@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "vp/accelerator.h"
+#include <kernbench/vp/accelerator.h>
 
 int sc_main(int argc, char* argv[]) {
   if (argc != 2) return 2;
