@@ -46,7 +46,12 @@ def series(rows, key):
         if v is None or v <= 0 or "simulated_cycles" not in r["result"]:
             continue
         groups.setdefault((r["part"], others(r, key)), []).append((v, latency(r), r))
-    return {g: sorted(pts, key=lambda p: p[0]) for g, pts in sorted(groups.items()) if len({p[0] for p in pts}) > 1}
+    def order(item):  # by part, then the other values as numbers where they are quantities
+        (part, rest), pts = item
+        numbers = pts[0][2]["numbers"]
+        return part, [(k, numbers.get(k, 0), v) for k, v in rest]
+    return {g: sorted(pts, key=lambda p: p[0]) for g, pts in sorted(groups.items(), key=order)
+            if len({p[0] for p in pts}) > 1}
 
 
 def elasticities(rows):
