@@ -14,6 +14,10 @@
 
 namespace kb {
 
+// Every shard of a placed tensor starts on this boundary of its channel (bursts then
+// never straddle two tensors).
+constexpr std::uint64_t kShardAlign = 256;  // bytes
+
 // Where one (cube, pe) of the group keeps its rows: byte offset in that PE's HBM channel.
 struct ShardPlacement {
   CubeId cube;

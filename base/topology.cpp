@@ -216,6 +216,7 @@ Topology build(ParseContext& ctx, const YAML::Node& root) {
     t.sip.mesh_y = static_cast<std::uint32_t>(mesh.count("y", 1, 16));
     mesh.finish();
     t.sip.noc = read_link(sip.map("noc"), "link_bandwidth", "hop_latency");
+    t.sip.job_queue = static_cast<std::uint32_t>(sip.count("job_queue", 1, 4096));
     sip.finish();
   }
   {

@@ -39,6 +39,7 @@ struct Topology {
     std::uint32_t mesh_x = 0;  // cubes per mesh row
     std::uint32_t mesh_y = 0;  // cube rows
     LinkParams noc;            // one mesh link per direction; latency is per hop
+    std::uint32_t job_queue = 0;  // job descriptors the SIP's command queue holds
   } sip;
 
   struct CubeSpec {

@@ -102,6 +102,12 @@ std::optional<std::uint64_t> parse_count(const std::string& text) {
   return parts->first;
 }
 
+std::string format_hex(std::uint64_t value) {
+  char text[24];
+  std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(value));
+  return text;
+}
+
 std::string format_bytes(std::uint64_t bytes) {
   static const char* names[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   int unit = 0;

@@ -19,6 +19,7 @@ std::optional<std::uint64_t> parse_count(const std::string& text);
 
 // Human-readable forms for reports.
 std::string format_bytes(std::uint64_t bytes);
+std::string format_hex(std::uint64_t value);  // 0x1f00
 std::string format_hertz(double hz);
 // Seconds in the shortest fixed-point form that reads back as the same number: 0.5,
 // 2000000, 0.000001.

@@ -8,10 +8,6 @@
 
 namespace kb {
 
-namespace {
-constexpr std::uint64_t kPlacementAlign = 256;  // bytes; keeps shards burst-friendly
-}
-
 RuntimeContext::RuntimeContext(System& system, RunOptions options)
     : system_(system), options_(options) {
   log_.keep(options.op_log == RunOptions::OpLogKept::Records);
@@ -19,7 +15,7 @@ RuntimeContext::RuntimeContext(System& system, RunOptions options)
 
 RuntimeContext::~RuntimeContext() = default;
 
-void RuntimeContext::place(DeviceTensor::Layout& l) {
+void RuntimeContext::place(DeviceTensor::Layout& l, HbmRegion* region) {
   const Topology& topo = system_.topology();
   if (l.device.value >= topo.system.sips)
     throw RunError("tensor '" + l.name + "': device " + std::to_string(l.device.value) +
@@ -45,14 +41,14 @@ void RuntimeContext::place(DeviceTensor::Layout& l) {
       s.cube = l.cubes[ci];
       s.pe = PeId(p);
       s.rows = shard_rows(rows, shards, l.policy.shard_of(ci, p));
-      const std::uint64_t need = (s.rows.count * row_bytes + kPlacementAlign - 1) / kPlacementAlign * kPlacementAlign;
+      const std::uint64_t need = (s.rows.count * row_bytes + kShardAlign - 1) / kShardAlign * kShardAlign;
       const PeCoord ch{l.device, s.cube, s.pe};
-      std::uint64_t& next = next_free_[ch];
-      if (need > topo.cube.hbm.capacity - next)
+      std::uint64_t& next = region ? region->end.try_emplace(ch, region->base).first->second : next_free_[ch];
+      if (next > topo.cube.hbm.capacity || need > topo.cube.hbm.capacity - next)
         throw RunError("HBM capacity exceeded: tensor '" + l.name + "' " + shape_text(l.shape) + " " +
                        dtype_name(l.dtype) + " placed " + l.policy.describe() + " needs " +
                        std::to_string(need) + " B in the channel of " + ch.str() + ", which has " +
-                       std::to_string(topo.cube.hbm.capacity - next) + " B free of " +
+                       std::to_string(topo.cube.hbm.capacity - std::min(next, topo.cube.hbm.capacity)) + " B free of " +
                        units::format_bytes(topo.cube.hbm.capacity));
       s.offset = next;
       next += need;
@@ -61,23 +57,23 @@ void RuntimeContext::place(DeviceTensor::Layout& l) {
 }
 
 DeviceTensor RuntimeContext::empty(const std::string& name, const Shape& shape, DType dtype,
-                                   const DPPolicy& policy, SipId device) {
+                                   const DPPolicy& policy, SipId device, HbmRegion* region) {
   auto l = std::make_shared<DeviceTensor::Layout>();
   l->name = name;
   l->shape = shape;
   l->dtype = dtype;
   l->policy = policy;
   l->device = device;
-  place(*l);
+  place(*l, region);
   return DeviceTensor(std::move(l));
 }
 
 DeviceTensor RuntimeContext::from_host(const std::string& name, const HostTensor& host, DType dtype,
-                                       const DPPolicy& policy, SipId device) {
+                                       const DPPolicy& policy, SipId device, HbmRegion* region) {
   if (host.data.size() != host.elements())
     throw RunError("host tensor '" + name + "' has " + std::to_string(host.data.size()) +
                    " values for shape " + shape_text(host.shape));
-  DeviceTensor t = empty(name, host.shape, dtype, policy, device);
+  DeviceTensor t = empty(name, host.shape, dtype, policy, device, region);
   const std::uint64_t cols = t.cols(), row_bytes = t.row_bytes();
   std::vector<std::uint8_t> bytes;
   for (const ShardPlacement& s : t.placements()) {

@@ -50,6 +50,15 @@ class RunStopped : public RunError {
   std::uint64_t cycles_;
 };
 
+// Part of every HBM channel that the caller reserves for some tensors (a virtual
+// platform's software places them): from `base` in each channel, the tensors placed in
+// the region follow one another, each shard starting on a kShardAlign boundary.
+struct HbmRegion {
+  explicit HbmRegion(std::uint64_t at = 0) : base(at) {}
+  std::uint64_t base;
+  std::map<PeCoord, std::uint64_t> end;  // per channel used: the end of its last shard
+};
+
 class RuntimeContext {
  public:
   using Kernel = std::function<void(tl::Ctx&)>;
@@ -57,15 +66,16 @@ class RuntimeContext {
   RuntimeContext(System& system, RunOptions options = {});
   ~RuntimeContext();
 
+  // Places a tensor: in `region` when given, else after everything placed so far.
   DeviceTensor empty(const std::string& name, const Shape& shape, DType dtype, const DPPolicy& policy,
-                     SipId device = SipId(0));
+                     SipId device = SipId(0), HbmRegion* region = nullptr);
   // Fresh HBM reads as zero and placements never reuse memory, so zeros is empty.
   DeviceTensor zeros(const std::string& name, const Shape& shape, DType dtype, const DPPolicy& policy,
                      SipId device = SipId(0)) {
     return empty(name, shape, dtype, policy, device);
   }
   DeviceTensor from_host(const std::string& name, const HostTensor& host, DType dtype,
-                         const DPPolicy& policy, SipId device = SipId(0));
+                         const DPPolicy& policy, SipId device = SipId(0), HbmRegion* region = nullptr);
   DeviceTensor from_npy(const std::string& path, const std::string& name, DType dtype,
                         const DPPolicy& policy, SipId device = SipId(0));
   // Gathers the shards (the first copy of each) into one host tensor, as fp32.
@@ -109,7 +119,7 @@ class RuntimeContext {
   const tl::Ctx& context(const PeCoord& pe) const;
 
  private:
-  void place(DeviceTensor::Layout& layout);
+  void place(DeviceTensor::Layout& layout, HbmRegion* region);
   // Simulates the loaded unit (a device, or a group of it) until it runs out of events, or
   // throws RunStopped at a limit.
   void simulate_unit(const std::string& name, const std::vector<std::pair<PeCpu*, PeCpu::Program>>& programs,

@@ -1,7 +1,10 @@
 #include "vp/accelerator.h"
 #include "models/common/clock.h"
 
+#include <array>
 #include <cstring>
+
+#include "base/units.h"
 #include <stdexcept>
 
 namespace kb::vp {
@@ -13,6 +16,7 @@ const Topology& one_sip(const Topology& topo) {
                                 std::to_string(topo.system.sips) + " (override system.sips to 1, or use a topology of one SIP)");
   return topo;
 }
+
 }  // namespace
 
 Accelerator::Accelerator(const sc_core::sc_module_name& name, const Topology& topo)
@@ -29,6 +33,9 @@ Accelerator::Accelerator(const sc_core::sc_module_name& name, const Topology& to
   system_.for_each_pe([this](Pe& pe) { pe.cpu.on_error([this] { pe_error_.notify(sc_core::SC_ZERO_TIME); }); });
   SC_HAS_PROCESS(Accelerator);
   SC_THREAD(run_jobs);
+  SC_METHOD(drive_irq);
+  sensitive << irq_changed_;
+  dont_initialize();
 }
 
 void Accelerator::before_end_of_elaboration() {
@@ -36,19 +43,20 @@ void Accelerator::before_end_of_elaboration() {
   irq.initialize(false);
 }
 
-std::uint32_t Accelerator::add_job(std::string name, Job job) {
-  jobs_.push_back({std::move(name), std::move(job)});
-  return static_cast<std::uint32_t>(jobs_.size() - 1);
-}
+void Accelerator::drive_irq() { irq.write(irq_level_); }
 
 std::uint32_t Accelerator::read(std::uint64_t offset) const {
   switch (offset) {
     case reg::kId: return reg::kIdValue;
-    case reg::kJob: return job_;
+    case reg::kDescLo: return static_cast<std::uint32_t>(desc_);
+    case reg::kDescHi: return static_cast<std::uint32_t>(desc_ >> 32);
+    case reg::kQueued: return static_cast<std::uint32_t>(queue_.size());
+    case reg::kCompleted: return completed_;
     case reg::kStatus: return status_;
+    case reg::kError: return static_cast<std::uint32_t>(error_code_);
     case reg::kCyclesLo: return static_cast<std::uint32_t>(cycles_);
     case reg::kCyclesHi: return static_cast<std::uint32_t>(cycles_ >> 32);
-    default: return 0;  // kControl reads as zero
+    default: return 0;  // kDoorbell and kIrqAck read as zero
   }
 }
 
@@ -72,17 +80,21 @@ void Accelerator::access(tlm::tlm_generic_payload& gp) {
   } else if (gp.is_write()) {
     std::uint32_t v = 0;
     std::memcpy(&v, gp.get_data_ptr(), 4);
-    const bool writable = offset == reg::kJob || offset == reg::kControl;
-    const bool busy = status_ == reg::kRunning || (status_ == reg::kError && offset == reg::kControl);
-    if (!writable || busy || (offset == reg::kControl && (v != reg::kStart || job_ >= jobs_.size()))) {
+    // A doorbell is refused when the queue is full or the accelerator halted after a fault.
+    const bool ring = v == reg::kRing;
+    if (offset == reg::kDescLo) {
+      desc_ = (desc_ & ~std::uint64_t{0xFFFFFFFF}) | v;
+    } else if (offset == reg::kDescHi) {
+      desc_ = (desc_ & std::uint64_t{0xFFFFFFFF}) | std::uint64_t{v} << 32;
+    } else if (offset == reg::kDoorbell && ring && !halted_ && queue_.size() < topology().sip.job_queue) {
+      queue_.push_back(desc_);
+      doorbell_.notify(sc_core::SC_ZERO_TIME);
+    } else if (offset == reg::kIrqAck && ring) {
+      irq_level_ = false;
+      irq_changed_.notify(sc_core::SC_ZERO_TIME);
+    } else {
       gp.set_response_status(tlm::TLM_COMMAND_ERROR_RESPONSE);
       return;
-    }
-    if (offset == reg::kJob) {
-      job_ = v;
-    } else {
-      status_ = reg::kRunning;
-      start_.notify(sc_core::SC_ZERO_TIME);
     }
   }
   gp.set_response_status(tlm::TLM_OK_RESPONSE);
@@ -92,47 +104,99 @@ void Accelerator::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time&) {
 
 unsigned int Accelerator::transport_dbg(tlm::tlm_generic_payload& gp) {
   if (!gp.is_read() || gp.get_data_length() != 4 || gp.get_address() % 4 != 0 || gp.get_address() >= reg::kBlockBytes)
-    return 0;  // debug reads only: a debug write must not start a job
+    return 0;  // debug reads only: a debug write must not queue a job
   const std::uint32_t v = read(gp.get_address());
   std::memcpy(gp.get_data_ptr(), &v, 4);
   return 4;
 }
 
-void Accelerator::run_jobs() {
+void Accelerator::launch_and_wait(const PlannedJob& job) {
+  job.launch(runtime_);
+  const std::vector<PeCpu*> cpus = runtime_.start();
+  sc_core::sc_event_or_list any;
+  any |= pe_error_;
+  for (PeCpu* cpu : cpus) any |= cpu->finished_event();
   for (;;) {
-    sc_core::wait(start_);
-    irq.write(false);
-    const sc_core::sc_time begin = sc_core::sc_time_stamp();
-    error_.clear();
-    std::vector<PeCpu*> cpus;
-    try {
-      jobs_.at(job_).job(runtime_);
-      cpus = runtime_.start();
-    } catch (const std::exception& e) {
-      error_ = "job '" + jobs_.at(job_).name + "': " + e.what();
-    }
-    sc_core::sc_event_or_list any;
-    any |= pe_error_;
-    for (PeCpu* cpu : cpus) any |= cpu->finished_event();
-    auto ended = [&] {
-      for (PeCpu* cpu : cpus)
-        if (cpu->error()) return true;
-      for (PeCpu* cpu : cpus)
-        if (!cpu->finished()) return false;
-      return true;
-    };
-    while (error_.empty() && !ended()) sc_core::wait(any);
     for (PeCpu* cpu : cpus)
-      if (error_.empty() && cpu->error()) {
+      if (cpu->error()) {
+        halted_ = true;
         try {
           std::rethrow_exception(cpu->error());
         } catch (const std::exception& e) {
-          error_ = e.what();
+          throw JobError(ErrorCode::Fault, job.kernel + ": " + e.what());
         }
       }
+    bool done = true;
+    for (PeCpu* cpu : cpus) done = done && cpu->finished();
+    if (done) return;
+    sc_core::wait(any);
+  }
+}
+
+void Accelerator::run_job(std::uint64_t address) {
+  if (halted_) throw JobError(ErrorCode::Halted, "queued behind a kernel fault; the accelerator takes no further job");
+  const auto at = address_map().decode(address, desc::kBytes);
+  if (address % desc::kAlign != 0 || !at || at->region != DecodedAddress::Region::Hbm)
+    throw JobError(ErrorCode::DescriptorAddress, "descriptor address " + units::format_hex(address) +
+                                                     " is not 64-byte aligned inside one HBM channel");
+  const PeCoord channel{SipId(0), CubeId(at->cube), PeId(at->pe)};
+  std::array<std::uint8_t, desc::kBytes> bytes{};
+  system_.hbm(channel).store().read(at->offset, bytes.data(), bytes.size());
+  const JobDescriptor d = decode_descriptor(bytes);
+  std::vector<TakenBytes> taken = {{"the descriptor", channel, at->offset, at->offset + desc::kBytes}};
+  std::optional<DecodedAddress> table;
+  if (d.layout_only) {
+    table = address_map().decode(d.table, std::max<std::uint64_t>(d.table_bytes, 1));
+    if (d.table % 8 != 0 || d.table_bytes < kTableHeaderBytes || !table || table->region != DecodedAddress::Region::Hbm)
+      throw JobError(ErrorCode::TableAddress, "layout table at " + units::format_hex(d.table) + " of " +
+                                                  std::to_string(d.table_bytes) +
+                                                  " bytes is not 8-byte aligned inside one HBM channel, or has no room for its 16-byte header");
+    taken.push_back({"the layout table", PeCoord{SipId(0), CubeId(table->cube), PeId(table->pe)}, table->offset,
+                     table->offset + d.table_bytes});
+  }
+  const PlannedJob job = plan_job(runtime_, d, taken);
+  if (!d.layout_only) return launch_and_wait(job);
+  std::vector<std::uint8_t> out = layout_table(job.layout);
+  const std::uint64_t need = out.size();
+  if (need > d.table_bytes) out.resize(kTableHeaderBytes);  // the header says how many bytes it needs
+  system_.hbm(PeCoord{SipId(0), CubeId(table->cube), PeId(table->pe)}).store().write(table->offset, out.data(), out.size());
+  if (need > d.table_bytes)
+    throw JobError(ErrorCode::TableRoom, "the layout table needs " + std::to_string(need) + " bytes; the descriptor gives " +
+                                             std::to_string(d.table_bytes));
+}
+
+void Accelerator::run_jobs() {
+  for (;;) {
+    while (queue_.empty()) sc_core::wait(doorbell_);
+    const std::uint64_t address = queue_.front();
+    queue_.pop_front();
+    status_ = reg::kRunning;
+    const sc_core::sc_time begin = sc_core::sc_time_stamp();
+    error_.clear();
+    error_code_ = ErrorCode::None;
+    try {
+      run_job(address);
+    } catch (const JobError& e) {
+      error_code_ = e.code();
+      error_ = e.what();
+    }
     cycles_ = static_cast<std::uint64_t>((sc_core::sc_time_stamp() - begin) / cycle_time(topology()) + 0.5);
-    status_ = error_.empty() ? reg::kDone : reg::kError;
-    irq.write(true);
+    status_ = error_code_ == ErrorCode::None ? reg::kDone : reg::kFailed;
+    // The result words, when the descriptor lies in HBM.
+    const auto at = address_map().decode(address, desc::kBytes);
+    if (address % desc::kAlign == 0 && at && at->region == DecodedAddress::Region::Hbm) {
+      std::array<std::uint8_t, 16> result{};
+      const auto status = static_cast<std::uint32_t>(status_), code = static_cast<std::uint32_t>(error_code_);
+      std::memcpy(result.data(), &status, 4);
+      std::memcpy(result.data() + 4, &code, 4);
+      std::memcpy(result.data() + 8, &cycles_, 8);
+      system_.hbm(PeCoord{SipId(0), CubeId(at->cube), PeId(at->pe)})
+          .store()
+          .write(at->offset + desc::kStatusAt, result.data(), result.size());
+    }
+    ++completed_;
+    irq_level_ = true;
+    irq_changed_.notify(sc_core::SC_ZERO_TIME);
     finished_.notify(sc_core::SC_ZERO_TIME);
   }
 }

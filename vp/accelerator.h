@@ -5,19 +5,20 @@
 //    address map (AddressMap::hbm(cube, pe, offset)). It serves the 4-phase base
 //    protocol, b_transport, transport_dbg and DMI; host traffic holds the channel's
 //    fabric port and wire like the PEs' own.
-//  - `control`: the register block of vp/registers.h. A job (a kernel launch prepared
-//    on the C++ side with add_job, e.g. vp::add_decode_job) is started by writing its
-//    number to kJob and kStart to kControl; kStatus and kCycles tell how it ended.
-//  - `irq`: an sc_out<bool> that rises when a job ends (done or error) and falls when
-//    the next one starts; bind it to the platform's interrupt line. Left unbound, it
+//  - `control`: the register block of vp/registers.h. Software writes a job descriptor
+//    (vp/job_descriptor.h) into HBM, its address to kDescLo/kDescHi, and kRing to
+//    kDoorbell; up to sip.job_queue descriptors wait their turn. Jobs run one at a time,
+//    in order; each ends done or failed, with its status, error code and cycles written
+//    into its descriptor and the registers, and kCompleted counting it.
+//  - `irq`: an sc_out<bool> that rises when a job ends and stays high until software
+//    writes kRing to kIrqAck; bind it to the platform's interrupt line. Left unbound, it
 //    drives a signal of the accelerator's own. job_finished() is the same as an event.
-// The register block takes no simulated time; the platform's bus models its cost.
-// A job whose PEs deadlock stays kRunning; after a kernel error (kError, error())
-// the accelerator takes no further jobs.
+// The register block, the descriptor fetch and its result words take no simulated
+// time (the platform's bus models the register accesses). A job whose PEs deadlock
+// stays kRunning; after a kernel fault the accelerator takes no further job.
 #include <cstdint>
-#include <functional>
+#include <deque>
 #include <string>
-#include <vector>
 
 #include <systemc>
 #include <tlm>
@@ -25,6 +26,7 @@
 
 #include "models/sip/system.h"
 #include "platform/runtime_context.h"
+#include "vp/job.h"
 #include "vp/registers.h"
 
 namespace kb::vp {
@@ -38,16 +40,16 @@ class Accelerator : public sc_core::sc_module {
   // Throws std::invalid_argument if the topology has more than one SIP.
   Accelerator(const sc_core::sc_module_name& name, const Topology& topo);
 
-  // Launches kernels on runtime() (e.g. runtime().launch(...)) when the job starts.
-  using Job = std::function<void(RuntimeContext&)>;
-  std::uint32_t add_job(std::string name, Job job);
+  // Where a descriptor's tensors go, as the job will place them (a C++ convenience for
+  // what a layout-only job writes). Throws JobError as the job would fail.
+  JobLayout layout(const JobDescriptor& d) { return plan_job(runtime_, d).layout; }
 
   const Topology& topology() const { return system_.topology(); }
   const AddressMap& address_map() { return system_.sip(SipId(0)).address_map(); }
   System& system() { return system_; }
-  RuntimeContext& runtime() { return runtime_; }
   const sc_core::sc_event& job_finished() const { return finished_; }
   reg::Status status() const { return status_; }
+  ErrorCode error_code() const { return error_code_; }
   const std::string& error() const { return error_; }  // of the last job, if it failed
 
  private:
@@ -56,21 +58,25 @@ class Accelerator : public sc_core::sc_module {
   // A register access; sets the response status.
   void access(tlm::tlm_generic_payload& gp);
   std::uint32_t read(std::uint64_t offset) const;
-  void run_jobs();  // SC_THREAD: one job at a time
+  void run_jobs();  // SC_THREAD: the queue's jobs, one at a time
+  // One job: fetch, validate, plan, run (or write the layout table). Throws JobError.
+  void run_job(std::uint64_t address);
+  void launch_and_wait(const PlannedJob& job);
+  void drive_irq();  // SC_METHOD: the one writer of irq
   void before_end_of_elaboration() override;  // an unbound irq gets irq_line_
 
   System system_;
   RuntimeContext runtime_;
-  struct NamedJob {
-    std::string name;
-    Job job;
-  };
-  std::vector<NamedJob> jobs_;
-  std::uint32_t job_ = 0;
+  std::deque<std::uint64_t> queue_;  // descriptor addresses
+  std::uint64_t desc_ = 0;           // kDescHi:kDescLo
+  std::uint32_t completed_ = 0;
+  bool halted_ = false;  // after a fault
   reg::Status status_ = reg::kIdle;
+  ErrorCode error_code_ = ErrorCode::None;
   std::uint64_t cycles_ = 0;
   std::string error_;
-  sc_core::sc_event start_, finished_, pe_error_;
+  bool irq_level_ = false;
+  sc_core::sc_event doorbell_, finished_, pe_error_, irq_changed_;
   sc_core::sc_signal<bool> irq_line_{"irq_line", false};
 };
 

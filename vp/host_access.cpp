@@ -1,6 +1,8 @@
 #include "vp/host_access.h"
 
 #include <algorithm>
+#include <array>
+#include <cstring>
 #include <sstream>
 #include <stdexcept>
 
@@ -62,6 +64,26 @@ std::vector<float> read_tensor(tlm::tlm_base_initiator_socket_b<>& socket, const
               have.begin() + static_cast<std::ptrdiff_t>(c.first_row + c.rows), true);
   }
   return values;
+}
+
+void write_descriptor(tlm::tlm_base_initiator_socket_b<>& socket, std::uint64_t address, const JobDescriptor& d,
+                      sc_core::sc_time& delay) {
+  std::array<std::uint8_t, desc::kBytes> bytes = encode(d);
+  transfer(*socket.get_base_port().operator->(), tlm::TLM_WRITE_COMMAND, address, bytes.data(), bytes.size(), delay,
+           bytes.size());
+}
+
+JobResult read_result(tlm::tlm_base_initiator_socket_b<>& socket, std::uint64_t address, sc_core::sc_time& delay) {
+  std::array<std::uint8_t, 16> bytes{};
+  transfer(*socket.get_base_port().operator->(), tlm::TLM_READ_COMMAND, address + desc::kStatusAt, bytes.data(),
+           bytes.size(), delay, bytes.size());
+  JobResult r;
+  std::uint32_t code = 0;
+  std::memcpy(&r.status, bytes.data(), 4);
+  std::memcpy(&code, bytes.data() + 4, 4);
+  std::memcpy(&r.cycles, bytes.data() + 8, 8);
+  r.error = static_cast<ErrorCode>(code);
+  return r;
 }
 
 }  // namespace kb::vp

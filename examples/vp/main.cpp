@@ -1,46 +1,55 @@
-// A minimal virtual platform: a host CPU (a plain TLM-2.0 initiator) and one AHBM
-// accelerator. The host writes Q, K and V into the accelerator's HBM through its hbm
-// socket, starts GQA decode through the control registers, waits for the interrupt and
-// reads O back, then checks O against the fp64 reference.
+// A minimal virtual platform: a host CPU (plain TLM-2.0 initiators) and one AHBM
+// accelerator. The host's driver writes Q, K and V and two job descriptors (a GQA decode
+// and a GQA prefill) into the accelerator's HBM through its hbm socket, queues both
+// through the control registers, and waits for the interrupt; it then reads each O back
+// and checks it against the fp64 reference. Meanwhile a second initiator (a NIC, say)
+// streams its own buffers through the same hbm socket. Last, a descriptor with an
+// unknown kernel shows how a bad job fails.
 //   vp_platform [TOPOLOGY.yaml]     default: the installed small_1sip_2x2x2.yaml
+#include <array>
 #include <cstdio>
-#include <cstring>
 #include <exception>
 #include <vector>
 
 #include <systemc>
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
+#include <tlm_utils/simple_target_socket.h>
 
-#include <kernbench/workloads/gqa_decode/decode_run.h>
 #include <kernbench/vp/accelerator.h>
-#include <kernbench/vp/decode_job.h>
 #include <kernbench/vp/host_access.h>
+#include <kernbench/workloads/attention/attention.h>
 
 namespace {
 
-using kb::vp::reg::kControl;
-using kb::vp::reg::kCyclesHi;
-using kb::vp::reg::kCyclesLo;
-using kb::vp::reg::kJob;
-using kb::vp::reg::kStatus;
+namespace reg = kb::vp::reg;
+constexpr std::uint64_t MiB = 1 << 20;
 
-// Stands in for the platform's CPU: one socket to memory (here: the accelerator's
-// HBM), one to the accelerator's registers, and an interrupt input.
+// One job as the driver sees it: the descriptor, where it lies, and its tensors.
+struct Job {
+  const char* name;
+  kb::vp::JobDescriptor descriptor;
+  std::uint64_t address = 0;
+  kb::vp::JobLayout layout;
+  kb::gqa::AttentionInputs inputs;
+  std::vector<float> o;
+  kb::vp::JobResult result;
+};
+
+// Stands in for the platform's CPU: one socket to memory (here: the accelerator's HBM),
+// one to the accelerator's registers, and an interrupt input.
 struct HostCpu : sc_core::sc_module {
   tlm_utils::simple_initiator_socket<HostCpu> memory{"memory"};
   tlm_utils::simple_initiator_socket<HostCpu> registers{"registers"};
   sc_core::sc_in<bool> interrupt{"interrupt"};
 
-  HostCpu(const sc_core::sc_module_name& name, const kb::vp::DecodeJob& job, const kb::gqa::AttentionInputs& inputs)
-      : sc_core::sc_module(name), job_(job), inputs_(inputs) {
+  HostCpu(const sc_core::sc_module_name& name, std::vector<Job>& jobs, std::uint64_t bad_at)
+      : sc_core::sc_module(name), jobs_(jobs), bad_at_(bad_at) {
     SC_HAS_PROCESS(HostCpu);
     SC_THREAD(run);
   }
 
-  std::vector<float> o;
-  std::uint32_t status = 0;
-  std::uint64_t cycles = 0;
+  std::uint32_t bad_error = 0;
   bool finished = false;
 
  private:
@@ -57,26 +66,93 @@ struct HostCpu : sc_core::sc_module {
     if (!gp.is_response_ok()) SC_REPORT_ERROR(name(), gp.get_response_string().c_str());
     return value;
   }
+  void ring(std::uint64_t descriptor) {
+    reg(tlm::TLM_WRITE_COMMAND, reg::kDescLo, static_cast<std::uint32_t>(descriptor));
+    reg(tlm::TLM_WRITE_COMMAND, reg::kDescHi, static_cast<std::uint32_t>(descriptor >> 32));
+    reg(tlm::TLM_WRITE_COMMAND, reg::kDoorbell, reg::kRing);
+  }
+  void wait_completed(std::uint32_t jobs) {
+    while (reg(tlm::TLM_READ_COMMAND, reg::kCompleted) < jobs) {
+      if (!interrupt.read()) sc_core::wait(interrupt.posedge_event());
+      reg(tlm::TLM_WRITE_COMMAND, reg::kIrqAck, reg::kRing);
+      sc_core::wait(sc_core::SC_ZERO_TIME);
+    }
+  }
 
   void run() {
     sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-    kb::vp::write_tensor(memory, job_.q, inputs_.q.data, delay);
-    kb::vp::write_tensor(memory, job_.k, inputs_.k.data, delay);
-    kb::vp::write_tensor(memory, job_.v, inputs_.v.data, delay);
+    for (Job& j : jobs_) {
+      kb::vp::write_tensor(memory, j.layout.q, j.inputs.q.data, delay);
+      kb::vp::write_tensor(memory, j.layout.k, j.inputs.k.data, delay);
+      kb::vp::write_tensor(memory, j.layout.v, j.inputs.v.data, delay);
+      kb::vp::write_descriptor(memory, j.address, j.descriptor, delay);
+    }
     sc_core::wait(delay);  // the writes' time, loosely timed
-    reg(tlm::TLM_WRITE_COMMAND, kJob, job_.id);
-    reg(tlm::TLM_WRITE_COMMAND, kControl, kb::vp::reg::kStart);
-    sc_core::wait(interrupt.posedge_event());
-    status = reg(tlm::TLM_READ_COMMAND, kStatus);
-    cycles = reg(tlm::TLM_READ_COMMAND, kCyclesLo) | std::uint64_t{reg(tlm::TLM_READ_COMMAND, kCyclesHi)} << 32;
+    for (const Job& j : jobs_) ring(j.address);
+    wait_completed(static_cast<std::uint32_t>(jobs_.size()));
     delay = sc_core::SC_ZERO_TIME;
-    o = kb::vp::read_tensor(memory, job_.o, delay);
+    for (Job& j : jobs_) {
+      j.result = kb::vp::read_result(memory, j.address, delay);
+      j.o = kb::vp::read_tensor(memory, j.layout.o, delay);
+    }
     sc_core::wait(delay);
+    // A descriptor the accelerator cannot run: kernel 9.
+    kb::vp::JobDescriptor bad = jobs_.front().descriptor;
+    std::array<std::uint8_t, kb::vp::desc::kBytes> bytes = kb::vp::encode(bad);
+    bytes[kb::vp::desc::kKernelAt] = 9;
+    tlm::tlm_generic_payload gp;
+    gp.set_command(tlm::TLM_WRITE_COMMAND);
+    gp.set_address(bad_at_);
+    gp.set_data_ptr(bytes.data());
+    gp.set_data_length(static_cast<unsigned>(bytes.size()));
+    gp.set_streaming_width(static_cast<unsigned>(bytes.size()));
+    gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+    memory->b_transport(gp, delay);
+    ring(bad_at_);
+    wait_completed(static_cast<std::uint32_t>(jobs_.size()) + 1);
+    bad_error = reg(tlm::TLM_READ_COMMAND, reg::kError);
     finished = true;
   }
 
-  const kb::vp::DecodeJob& job_;
-  const kb::gqa::AttentionInputs& inputs_;
+  std::vector<Job>& jobs_;
+  std::uint64_t bad_at_;
+};
+
+// Another bus master of the platform: it writes and reads back its own buffer in every
+// HBM channel, over and over, while the jobs run.
+struct Nic : sc_core::sc_module {
+  tlm_utils::simple_initiator_socket<Nic> memory{"memory"};
+  Nic(const sc_core::sc_module_name& name, std::vector<std::uint64_t> buffers, const bool& stop)
+      : sc_core::sc_module(name), buffers_(std::move(buffers)), stop_(stop) {
+    SC_HAS_PROCESS(Nic);
+    SC_THREAD(run);
+  }
+  std::uint64_t transfers = 0, mismatches = 0;
+
+ private:
+  void run() {
+    std::vector<unsigned char> out(512), back(512);
+    for (std::uint32_t round = 0; !stop_; ++round)
+      for (const std::uint64_t address : buffers_) {
+        for (std::size_t i = 0; i < out.size(); ++i) out[i] = static_cast<unsigned char>(round + i);
+        for (auto [command, data] : {std::pair{tlm::TLM_WRITE_COMMAND, out.data()}, std::pair{tlm::TLM_READ_COMMAND, back.data()}}) {
+          tlm::tlm_generic_payload gp;
+          gp.set_command(command);
+          gp.set_address(address);
+          gp.set_data_ptr(data);
+          gp.set_data_length(static_cast<unsigned>(out.size()));
+          gp.set_streaming_width(static_cast<unsigned>(out.size()));
+          gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+          sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+          memory->b_transport(gp, delay);
+          sc_core::wait(delay);
+          ++transfers;
+        }
+        mismatches += out != back;
+      }
+  }
+  std::vector<std::uint64_t> buffers_;
+  const bool& stop_;
 };
 
 }  // namespace
@@ -85,40 +161,100 @@ int sc_main(int argc, char* argv[]) {
   try {
     const std::string topo_file = argc > 1 ? argv[1] : std::string(KERNBENCH_TOPOLOGIES) + "/small_1sip_2x2x2.yaml";
     const kb::Topology topo = kb::Topology::load(topo_file);
-
     kb::vp::Accelerator accel("accel", topo);
-    kb::gqa::DecodeConfig decode;  // one KV head of 8 query heads, over 4 cubes x 2 PEs
-    decode.h_q = 8;
-    decode.h_kv = 1;
-    decode.d = 64;
-    decode.s = 2048;
-    decode.cubes = 4;
-    decode.pes = 2;
-    const kb::vp::DecodeJob job = kb::vp::add_decode_job(accel, decode);
-    const auto inputs = kb::gqa::AttentionInputs::random(decode, 1);
+    const kb::AddressMap& map = accel.address_map();
 
-    HostCpu host("host", job, inputs);
+    // One KV head of 8 query heads over the SIP's 4 cubes x 2 PEs: a decode at S = 2048
+    // and a prefill of a 512-token prompt. Each tensor sits at its offset in every
+    // channel that holds a part of it (README: tensor layout).
+    std::vector<Job> jobs(2);
+    for (std::size_t i = 0; i < jobs.size(); ++i) {
+      Job& j = jobs[i];
+      kb::vp::JobDescriptor& d = j.descriptor;
+      const bool decode = i == 0;
+      j.name = decode ? "decode" : "prefill";
+      d.kernel = decode ? kb::vp::Kernel::GqaDecode : kb::vp::Kernel::GqaPrefill;
+      d.h_q = 8;
+      d.h_kv = 1;
+      d.d = 64;
+      d.s = decode ? 2048 : 512;
+      d.t_q = decode ? 1 : 0;  // prefill: 0 is the whole prompt
+      d.cubes = 4;
+      d.pes = 2;
+      const std::uint64_t base = (1 + 8 * i) * MiB;
+      d.q = base;
+      d.k = base + MiB;
+      d.v = base + 2 * MiB;
+      d.o = base + 3 * MiB;
+      d.state = base + 4 * MiB;
+      j.address = map.hbm(0, 0, 128 * i);
+      j.layout = accel.layout(d);  // what a layout-only job would write for software
+      kb::gqa::AttentionShape shape;
+      shape.h_q = d.h_q;
+      shape.h_kv = d.h_kv;
+      shape.d = d.d;
+      shape.s = d.s;
+      shape.t_q = decode ? 1 : 512;
+      j.inputs = kb::gqa::AttentionInputs::random(shape, static_cast<std::uint32_t>(i + 1));
+    }
+
+    HostCpu host("host", jobs, map.hbm(0, 0, 512));
+    std::vector<std::uint64_t> nic_buffers;
+    for (std::uint32_t cube = 0; cube < topo.cubes_per_sip(); ++cube)
+      for (std::uint32_t pe = 0; pe < topo.cube.pes; ++pe) nic_buffers.push_back(map.hbm(cube, pe, 32 * MiB));
+    Nic nic("nic", nic_buffers, host.finished);  // stops when the host is done
+    // The hbm socket takes one initiator: the two masters share it through a small bus.
+    struct Bus : sc_core::sc_module {
+      tlm_utils::simple_target_socket_tagged<Bus> in[2];
+      tlm_utils::simple_initiator_socket<Bus> out{"out"};
+      explicit Bus(const sc_core::sc_module_name& n) : sc_core::sc_module(n) {
+        for (int i = 0; i < 2; ++i) {
+          in[i].register_b_transport(this, &Bus::b_transport, i);
+          in[i].register_transport_dbg(this, &Bus::transport_dbg, i);
+        }
+      }
+      void b_transport(int, tlm::tlm_generic_payload& gp, sc_core::sc_time& t) { out->b_transport(gp, t); }
+      unsigned transport_dbg(int, tlm::tlm_generic_payload& gp) { return out->transport_dbg(gp); }
+    } bus("bus");
     sc_core::sc_signal<bool> irq_line("irq_line");  // the platform's interrupt line
-    host.memory.bind(accel.hbm);
+    host.memory.bind(bus.in[0]);
+    nic.memory.bind(bus.in[1]);
+    bus.out.bind(accel.hbm);
     host.registers.bind(accel.control);
     accel.irq.bind(irq_line);
     host.interrupt.bind(irq_line);
     sc_core::sc_start();
 
-    if (!host.finished || host.status != kb::vp::reg::kDone) {
-      std::fprintf(stderr, "vp_platform: the decode job did not finish (status %u) %s\n", host.status,
-                   accel.error().c_str());
+    if (!host.finished) {
+      std::fprintf(stderr, "vp_platform: the jobs did not finish: %s\n", accel.error().c_str());
       return 1;
     }
-    kb::HostTensor o;
-    o.shape = job.o.shape;
-    o.data = host.o;
-    // The tolerance of the kernbench suite: twice the naive bf16 computation's error.
-    const kb::workloads::Numerics check = kb::gqa::check_attention(decode, inputs, o);
-    std::printf("decode took %llu cycles of the PE clock; O max error %.3g vs the fp64 reference (tolerance %.3g): %s\n",
-                static_cast<unsigned long long>(host.cycles), check.error, check.tolerance,
-                check.pass ? "ok" : "MISMATCH");
-    return check.pass ? 0 : 1;
+    bool ok = nic.mismatches == 0;
+    for (const Job& j : jobs) {
+      kb::gqa::AttentionShape shape;
+      shape.h_q = j.descriptor.h_q;
+      shape.h_kv = j.descriptor.h_kv;
+      shape.d = j.descriptor.d;
+      shape.s = j.descriptor.s;
+      shape.t_q = static_cast<std::uint32_t>(j.layout.o.shape[1]);
+      kb::HostTensor o;
+      o.shape = j.layout.o.shape;
+      o.data = j.o;
+      // The tolerance of the kernbench suite: twice the naive bf16 computation's error.
+      const kb::workloads::Numerics check = kb::gqa::check_attention(shape, j.inputs, o);
+      ok = ok && j.result.status == reg::kDone && check.pass;
+      std::printf("%s job: status %u, %llu cycles of the PE clock; O max error %.3g vs the fp64 reference "
+                  "(tolerance %.3g): %s\n",
+                  j.name, j.result.status, static_cast<unsigned long long>(j.result.cycles), check.error,
+                  check.tolerance, check.pass ? "ok" : "MISMATCH");
+    }
+    std::printf("nic: %llu transfers through the hbm socket during the jobs, %llu mismatches\n",
+                static_cast<unsigned long long>(nic.transfers), static_cast<unsigned long long>(nic.mismatches));
+    std::printf("bad descriptor (kernel 9): error code %u (%s)\n", host.bad_error,
+                kb::vp::error_name(static_cast<kb::vp::ErrorCode>(host.bad_error)));
+    ok = ok && nic.transfers > 0 && host.bad_error == static_cast<std::uint32_t>(kb::vp::ErrorCode::Kernel);
+    std::printf("%s\n", ok ? "all checks: ok" : "all checks: FAILED");
+    return ok ? 0 : 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "vp_platform: %s\n", e.what());
     return 1;

@@ -57,6 +57,7 @@ TEST(Topology, DefaultFileHasTheDesignNumbers) {
   EXPECT_EQ(t.cube.fabric.latency_cycles, 16u);
   EXPECT_EQ(t.sip.noc.bytes_per_cycle, 64u);
   EXPECT_EQ(t.sip.noc.latency_cycles, 4u);
+  EXPECT_EQ(t.sip.job_queue, 16u);
   EXPECT_EQ(t.pe.cpu.issue_cycles.at("composite"), 8u);
   for (const auto& op : Topology::cpu_ops()) EXPECT_GT(t.pe.cpu.issue_cycles.at(op), 0u) << op;
 }
@@ -104,9 +105,9 @@ TEST(Topology, BadValueNamesFileLineColumnValueAndWhatIsAllowed) {
   const std::string yaml = replace(read_default(), "burst: 2KiB", "burst: 2KB/s");
   const auto errs = errors_of(yaml);
   ASSERT_EQ(errs.size(), 1u);
-  // burst is on line 24 of the default file, its value at column 12.
+  // burst is on line 25 of the default file, its value at column 12.
   EXPECT_EQ(errs[0],
-            "t.yaml:24:12: pe.dma.burst: value '2KB/s' is not allowed; allowed: a size in bytes "
+            "t.yaml:25:12: pe.dma.burst: value '2KB/s' is not allowed; allowed: a size in bytes "
             "from 16 to 1048576 (e.g. 2KiB, 1MiB or 4096)");
 }
 

@@ -20,7 +20,7 @@ cmake -S "$tmp/vp" -B "$tmp/vp-build" -DCMAKE_PREFIX_PATH="$tmp/prefix" -DCMAKE_
   -DCMAKE_CXX_FLAGS="$flags" >/dev/null
 cmake --build "$tmp/vp-build" >/dev/null
 "$tmp/vp-build/vp_platform" | tee "$tmp/vp.out"
-grep -q ": ok$" "$tmp/vp.out"
+grep -qx "all checks: ok" "$tmp/vp.out"
 
 pc="$tmp/prefix/lib/pkgconfig"
 # shellcheck disable=SC2046,SC2086

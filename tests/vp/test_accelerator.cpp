@@ -1,164 +1,84 @@
-// vp::Accelerator from a platform's side: a plain initiator loads Q, K and V through the
-// hbm socket, starts the decode job through the register block, waits for irq and
-// reads O back; the register block refuses what it does not serve; the hbm socket
-// serves every transport kind, with no protocol violation.
+// vp::Accelerator's sockets from a platform's side: the register block refuses what it
+// does not serve; the hbm socket serves every transport kind, with no protocol
+// violation, honours END_RESP annotations and offers DMI; irq is a port. (Jobs:
+// test_jobs.cpp.)
 #include <gtest/gtest.h>
 
 #include <cstring>
 
-#include <tlm_utils/simple_initiator_socket.h>
-
-#include "models/common/binding.h"
-#include "models/common/ports.h"
 #include "models/common/payload_pool.h"
-#include "models/common/protocol_monitor.h"
-#include "tests/kernels/gqa_support.h"
-#include "tests/support.h"
-#include "vp/accelerator.h"
-#include "vp/decode_job.h"
-#include "vp/host_access.h"
+#include "tests/vp/vp_support.h"
 
 namespace kb {
 namespace {
 
+using test::Host;
+using test::Platform;
 using vp::Accelerator;
 
-// The platform's host CPU: two sockets, a thread running `program`. Its memory socket
-// speaks both blocking and 4-phase non-blocking transport (InitiatorPort).
-struct Host : sc_core::sc_module {
-  InitiatorPort memory{"memory", [this](tlm::tlm_generic_payload&) { responded.notify(); }};
-  tlm_utils::simple_initiator_socket<Host> regs{"regs"};
-  sc_core::sc_event responded;
-  std::function<void(Host&)> program;
-  explicit Host(const sc_core::sc_module_name& n) : sc_core::sc_module(n) {
-    SC_HAS_PROCESS(Host);
-    SC_THREAD(run);
-  }
-  void run() { program(*this); }
-
-  tlm::tlm_response_status reg(tlm::tlm_command cmd, std::uint64_t offset, std::uint32_t& value,
-                               unsigned length = 4, unsigned char* byte_enables = nullptr) {
-    tlm::tlm_generic_payload gp;
-    gp.set_command(cmd);
-    gp.set_address(offset);
-    gp.set_data_ptr(reinterpret_cast<unsigned char*>(&value));
-    gp.set_data_length(length);
-    gp.set_streaming_width(length);
-    gp.set_byte_enable_ptr(byte_enables);
-    gp.set_byte_enable_length(byte_enables ? length : 0);
-    gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
-    sc_core::sc_time t = sc_core::SC_ZERO_TIME;
-    regs->b_transport(gp, t);
-    return gp.get_response_status();
-  }
-  std::uint32_t read(std::uint64_t offset) {
-    std::uint32_t v = 0;
-    EXPECT_EQ(reg(tlm::TLM_READ_COMMAND, offset, v), tlm::TLM_OK_RESPONSE);
-    return v;
-  }
-  tlm::tlm_response_status write(std::uint64_t offset, std::uint32_t v) { return reg(tlm::TLM_WRITE_COMMAND, offset, v); }
-};
-
-// One SIP of 2x2 cubes of 2 PEs (or, with sets, e.g. a single cube).
-struct Platform {
-  explicit Platform(const std::vector<std::string>& sets = {}) : topo(test::topology("small_1sip_2x2x2", sets)) {
-    bind_sockets(host.memory, monitor.target);
-    monitor.initiator.bind(accel.hbm);
-    host.regs.bind(accel.control);
-  }
-  Topology topo;
-  Accelerator accel{"accel", topo};
-  ProtocolMonitor monitor{"monitor"};
-  Host host{"host"};
-};
-
-gqa::DecodeConfig small_decode(std::uint32_t cubes = 4) {
-  gqa::DecodeConfig c;
-  c.h_q = 4;
-  c.h_kv = 1;
-  c.d = 32;
-  c.s = 500;
-  c.t_q = 2;
-  c.cubes = cubes;
-  c.pes = 2;
-  return c;
-}
-
-// The whole SIP (C = 4), and a single CUBE: the same SIP with a 1 x 1 mesh (C = 1).
-struct Machine {
-  std::vector<std::string> sets;
-  std::uint32_t cubes;
-};
-class VpDecode : public ::testing::TestWithParam<Machine> {};
-
-TEST_P(VpDecode, HostRunsADecodeThroughTheSocketsAndGetsTheReferenceO) {
-  Platform p(GetParam().sets);
-  const gqa::DecodeConfig c = small_decode(GetParam().cubes);
-  const vp::DecodeJob job = vp::add_decode_job(p.accel, c);
-  const auto in = gqa::AttentionInputs::random(c, 3);
-  HostTensor o;
-  std::uint64_t cycles = 0;
-  sc_core::sc_time started, ended;
-  p.host.program = [&](Host& h) {
-    EXPECT_EQ(h.read(vp::reg::kId), vp::reg::kIdValue);
-    EXPECT_EQ(h.read(vp::reg::kStatus), vp::reg::kIdle);
-    sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-    vp::write_tensor(h.memory, job.q, in.q.data, delay);
-    vp::write_tensor(h.memory, job.k, in.k.data, delay);
-    vp::write_tensor(h.memory, job.v, in.v.data, delay);
-    sc_core::wait(delay);
-    EXPECT_EQ(h.write(vp::reg::kJob, job.id), tlm::TLM_OK_RESPONSE);
-    started = sc_core::sc_time_stamp();
-    EXPECT_EQ(h.write(vp::reg::kControl, vp::reg::kStart), tlm::TLM_OK_RESPONSE);
-    EXPECT_EQ(h.read(vp::reg::kStatus), vp::reg::kRunning);
-    EXPECT_EQ(h.write(vp::reg::kControl, vp::reg::kStart), tlm::TLM_COMMAND_ERROR_RESPONSE);  // busy
-    sc_core::wait(p.accel.irq.posedge_event());
-    ended = sc_core::sc_time_stamp();
-    EXPECT_EQ(h.read(vp::reg::kStatus), vp::reg::kDone) << p.accel.error();
-    cycles = h.read(vp::reg::kCyclesLo) | (static_cast<std::uint64_t>(h.read(vp::reg::kCyclesHi)) << 32);
-    delay = sc_core::SC_ZERO_TIME;
-    o.shape = job.o.shape;
-    o.data = vp::read_tensor(h.memory, job.o, delay);
-  };
-  sc_core::sc_start();
-  ASSERT_EQ(o.data.size(), 4u * 2 * 32);
-  test::expect_attention_parity(c, in, o);
-  EXPECT_EQ(cycles, test::cycles(ended - started, p.topo));
-  EXPECT_GT(cycles, 0u);
-  EXPECT_TRUE(p.monitor.violations().empty()) << p.monitor.violations().front();
-  EXPECT_GT(p.monitor.transactions(), 0u);
-}
-
-INSTANTIATE_TEST_SUITE_P(SipAndCube, VpDecode,
-                         ::testing::Values(Machine{{}, 4}, Machine{{"sip.mesh.x=1", "sip.mesh.y=1"}, 1}));
-
+// The register block serves aligned 4-byte accesses of its registers, writes only of
+// the writable ones (and kRing to the doorbell and the acknowledge), and debug reads.
 TEST(VpAccelerator, RegisterBlockRefusesWhatItDoesNotServe) {
   Platform p;
-  vp::add_decode_job(p.accel, small_decode());
   p.host.program = [&](Host& h) {
     std::uint32_t v = 0;
     unsigned char enables[4] = {0xff, 0, 0xff, 0};
-    EXPECT_EQ(h.write(vp::reg::kStatus, 1), tlm::TLM_COMMAND_ERROR_RESPONSE);   // read-only
-    EXPECT_EQ(h.write(vp::reg::kControl, 7), tlm::TLM_COMMAND_ERROR_RESPONSE);  // not kStart
-    EXPECT_EQ(h.write(vp::reg::kJob, 5), tlm::TLM_OK_RESPONSE);
-    EXPECT_EQ(h.write(vp::reg::kControl, vp::reg::kStart), tlm::TLM_COMMAND_ERROR_RESPONSE);  // no job 5
+    EXPECT_EQ(h.read(vp::reg::kId), vp::reg::kIdValue);
+    EXPECT_EQ(h.read(vp::reg::kStatus), vp::reg::kIdle);
+    EXPECT_EQ(h.write(vp::reg::kStatus, 1), tlm::TLM_COMMAND_ERROR_RESPONSE);     // read-only
+    EXPECT_EQ(h.write(vp::reg::kCompleted, 0), tlm::TLM_COMMAND_ERROR_RESPONSE);  // read-only
+    EXPECT_EQ(h.write(vp::reg::kDoorbell, 7), tlm::TLM_COMMAND_ERROR_RESPONSE);   // not kRing
+    EXPECT_EQ(h.write(vp::reg::kIrqAck, 2), tlm::TLM_COMMAND_ERROR_RESPONSE);     // not kRing
+    EXPECT_EQ(h.write(vp::reg::kDescLo, 0x1240), tlm::TLM_OK_RESPONSE);
+    EXPECT_EQ(h.write(vp::reg::kDescHi, 0x3), tlm::TLM_OK_RESPONSE);
+    EXPECT_EQ(h.read(vp::reg::kDescLo), 0x1240u);
+    EXPECT_EQ(h.read(vp::reg::kDescHi), 0x3u);
     EXPECT_EQ(h.reg(tlm::TLM_READ_COMMAND, vp::reg::kStatus, v, 2), tlm::TLM_ADDRESS_ERROR_RESPONSE);
     EXPECT_EQ(h.reg(tlm::TLM_READ_COMMAND, 0x2, v), tlm::TLM_ADDRESS_ERROR_RESPONSE);
     EXPECT_EQ(h.reg(tlm::TLM_READ_COMMAND, vp::reg::kBlockBytes, v), tlm::TLM_ADDRESS_ERROR_RESPONSE);
     EXPECT_EQ(h.reg(tlm::TLM_READ_COMMAND, vp::reg::kId, v, 4, enables), tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE);
-    EXPECT_EQ(h.read(vp::reg::kStatus), vp::reg::kIdle);
-    // Debug reads see the registers; debug writes change nothing.
+    EXPECT_EQ(h.read(vp::reg::kQueued), 0u);
+    // Debug reads see the registers; a debug write changes nothing and queues nothing.
     tlm::tlm_generic_payload gp;
     gp.set_command(tlm::TLM_READ_COMMAND);
-    gp.set_address(vp::reg::kJob);
+    gp.set_address(vp::reg::kDescLo);
     gp.set_data_ptr(reinterpret_cast<unsigned char*>(&v));
     gp.set_data_length(4);
     EXPECT_EQ(h.regs->transport_dbg(gp), 4u);
-    EXPECT_EQ(v, 5u);
+    EXPECT_EQ(v, 0x1240u);
+    v = vp::reg::kRing;
     gp.set_command(tlm::TLM_WRITE_COMMAND);
+    gp.set_address(vp::reg::kDoorbell);
     EXPECT_EQ(h.regs->transport_dbg(gp), 0u);
+    EXPECT_EQ(h.read(vp::reg::kQueued), 0u);
   };
   sc_core::sc_start();
+  EXPECT_EQ(p.accel.status(), vp::reg::kIdle);
+}
+
+// irq is a port: the platform binds its own interrupt line; it rises when a job ends
+// (here a descriptor of bad magic, which fails at once) and falls on kIrqAck.
+TEST(VpAccelerator, IrqDrivesTheInterruptLineThePlatformBindsItTo) {
+  Platform p;
+  std::vector<std::pair<bool, sc_core::sc_time>> seen;
+  p.host.program = [&](Host& h) {
+    EXPECT_FALSE(p.irq.read());
+    ASSERT_EQ(h.ring(p.accel.address_map().hbm(0, 0, 0)), tlm::TLM_OK_RESPONSE);  // fresh HBM: magic 0
+    sc_core::wait(p.irq.posedge_event());
+    seen.emplace_back(p.irq.read(), sc_core::sc_time_stamp());
+    EXPECT_EQ(h.read(vp::reg::kStatus), static_cast<std::uint32_t>(vp::reg::kFailed));
+    EXPECT_EQ(h.read(vp::reg::kError), static_cast<std::uint32_t>(vp::ErrorCode::Magic));
+    sc_core::wait(10, sc_core::SC_NS);
+    EXPECT_TRUE(p.irq.read());  // level: stays up until acknowledged
+    EXPECT_EQ(h.write(vp::reg::kIrqAck, vp::reg::kRing), tlm::TLM_OK_RESPONSE);
+    sc_core::wait(p.irq.negedge_event());
+    seen.emplace_back(p.irq.read(), sc_core::sc_time_stamp());
+  };
+  sc_core::sc_start();
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_TRUE(seen[0].first);
+  EXPECT_FALSE(seen[1].first);
+  EXPECT_EQ(seen[1].second - seen[0].second, sc_core::sc_time(10, sc_core::SC_NS));
 }
 
 TEST(VpAccelerator, HbmSocketServesEveryTransportKind) {
@@ -347,39 +267,6 @@ TEST(VpAccelerator, DmiDependsOnTheAddressAloneAndAccessesOfferIt) {
     EXPECT_TRUE(gp.is_dmi_allowed());
   });
   sc_core::sc_start();
-}
-
-// irq is a port: the platform binds its own interrupt line, and the line follows jobs.
-TEST(VpAccelerator, IrqDrivesTheInterruptLineThePlatformBindsItTo) {
-  Platform p;
-  sc_core::sc_signal<bool> line("line");
-  p.accel.irq.bind(line);
-  const std::uint32_t job = p.accel.add_job("nothing", [](RuntimeContext&) {});
-  bool rose = false;
-  p.host.program = [&](Host& h) {  // registers through a plain tlm_utils socket
-    EXPECT_FALSE(line.read());
-    EXPECT_EQ(h.write(vp::reg::kJob, job), tlm::TLM_OK_RESPONSE);
-    EXPECT_EQ(h.write(vp::reg::kControl, vp::reg::kStart), tlm::TLM_OK_RESPONSE);
-    sc_core::wait(line.posedge_event());
-    rose = true;
-    EXPECT_EQ(h.read(vp::reg::kStatus), static_cast<std::uint32_t>(vp::reg::kDone));
-  };
-  sc_core::sc_start();
-  EXPECT_TRUE(rose);
-  EXPECT_TRUE(line.read());
-}
-
-// A platform sees the library's words: configuration fields, never the program's flags.
-TEST(VpAccelerator, ADecodeJobThatDoesNotFitNamesTheField) {
-  Platform p;
-  gqa::DecodeConfig c = small_decode();
-  c.pes = 9;
-  try {
-    vp::add_decode_job(p.accel, c);
-    FAIL() << "accepted";
-  } catch (const workloads::ConfigError& e) {
-    EXPECT_STREQ(e.what(), "pes 9 is not allowed; a cube of this topology has 2 PEs");
-  }
 }
 
 TEST(VpAccelerator, ATopologyOfSeveralSipsIsRefused) {

@@ -12,6 +12,10 @@
 #include "kernels/reference/attention.h"
 #include "workloads/workload.h"
 
+namespace kb {
+struct HbmRegion;  // platform/runtime_context.h
+}
+
 namespace kb::gqa {
 
 // H_q query heads in H_kv groups of G over head dimension d; T_q query tokens attend to a
@@ -40,6 +44,13 @@ AttentionParams attention_params(const AttentionShape& a, std::uint32_t pes);
 
 // A tensor of standard-normal values from `seed` (the random inputs of data mode).
 HostTensor random_normal(Shape shape, std::uint32_t seed);
+
+// Where the caller placed a run's tensors (a virtual platform's software does, through
+// a job descriptor); a null region: the runtime places that tensor after the others.
+struct TensorRegions {
+  kb::HbmRegion *q = nullptr, *k = nullptr, *v = nullptr, *o = nullptr;
+  kb::HbmRegion* state = nullptr;  // prefill's pass-KV state
+};
 
 // q [H_q, T_q, d], k and v [H_kv, S, d].
 struct AttentionInputs {

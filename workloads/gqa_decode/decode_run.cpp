@@ -50,7 +50,8 @@ std::string choose_placement(DecodeConfig& c, const std::string& file, std::opti
 }
 
 
-DecodePlan plan_decode(RuntimeContext& rt, const DecodeConfig& c, const AttentionInputs* inputs) {
+DecodePlan plan_decode(RuntimeContext& rt, const DecodeConfig& c, const AttentionInputs* inputs,
+                       const TensorRegions& at) {
   const Topology& topo = rt.system().topology();
   validate(c, topo);
   DecodePlan plan;
@@ -91,15 +92,15 @@ DecodePlan plan_decode(RuntimeContext& rt, const DecodeConfig& c, const Attentio
     grp.cube_start = start;
     if (inputs) {
       grp.q = rt.from_host(name("q"), host_rows(inputs->q, static_cast<std::uint64_t>(h) * m_rows, m_rows, c.d, {m_rows, c.d}),
-                           c.dtype, everywhere, sip);
-      grp.k = rt.from_host(name("k"), host_rows(inputs->k, h * c.s, c.s, c.d, {s, c.d}), c.dtype, kv, sip);
-      grp.v = rt.from_host(name("v"), host_rows(inputs->v, h * c.s, c.s, c.d, {s, c.d}), c.dtype, kv, sip);
+                           c.dtype, everywhere, sip, at.q);
+      grp.k = rt.from_host(name("k"), host_rows(inputs->k, h * c.s, c.s, c.d, {s, c.d}), c.dtype, kv, sip, at.k);
+      grp.v = rt.from_host(name("v"), host_rows(inputs->v, h * c.s, c.s, c.d, {s, c.d}), c.dtype, kv, sip, at.v);
     } else {
-      grp.q = rt.empty(name("q"), {m_rows, c.d}, c.dtype, everywhere, sip);
-      grp.k = rt.empty(name("k"), {s, c.d}, c.dtype, kv, sip);
-      grp.v = rt.empty(name("v"), {s, c.d}, c.dtype, kv, sip);
+      grp.q = rt.empty(name("q"), {m_rows, c.d}, c.dtype, everywhere, sip, at.q);
+      grp.k = rt.empty(name("k"), {s, c.d}, c.dtype, kv, sip, at.k);
+      grp.v = rt.empty(name("v"), {s, c.d}, c.dtype, kv, sip, at.v);
     }
-    grp.o = rt.empty(name("o"), {m_rows, c.d}, c.dtype, root, sip);
+    grp.o = rt.empty(name("o"), {m_rows, c.d}, c.dtype, root, sip, at.o);
     plan.outputs.push_back(grp.o);
     params[dev]->groups.push_back(grp);
   }

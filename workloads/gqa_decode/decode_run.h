@@ -57,8 +57,10 @@ void validate(const DecodeConfig& c, const Topology& topo);
 std::string choose_placement(DecodeConfig& c, const std::string& sp_table, std::optional<std::uint32_t> cubes,
                              std::optional<std::uint32_t> pes, const Topology& topo);
 
-// Validates `c` and places its tensors: from `inputs`, or empty (zeros) without them.
-DecodePlan plan_decode(RuntimeContext& rt, const DecodeConfig& c, const AttentionInputs* inputs);
+// Validates `c` and places its tensors (in `at`'s regions where given): from `inputs`,
+// or empty (zeros) without them.
+DecodePlan plan_decode(RuntimeContext& rt, const DecodeConfig& c, const AttentionInputs* inputs,
+                       const TensorRegions& at = {});
 // Launches the kernel of a plan on its devices (for the next run() or start()).
 void launch_decode(RuntimeContext& rt, const DecodePlan& plan);
 

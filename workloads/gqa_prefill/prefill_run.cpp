@@ -15,20 +15,6 @@ namespace {
 
 using workloads::ConfigError;
 
-// Every row of a replica's group Q / O: (row in the group's tensor, head of the group,
-// query position). Each (head, position) belongs to exactly one replica and rank.
-template <class Fn>
-void for_each_row(const PrefillPlan& plan, std::uint32_t replica, Fn fn) {
-  for (std::uint32_t cube = 0; cube < plan.shape.cubes; ++cube)
-    for (std::uint32_t pe = 0; pe < (plan.kv_split ? 1 : plan.shape.pes); ++pe) {
-      const std::uint64_t base = plan.qo_base(cube, pe);
-      for (const PrefillTile& t : plan.ranks[plan.rank_of(replica, cube, pe)])
-        for (std::uint32_t j = 0; j < t.heads; ++j)
-          for (std::uint64_t i = 0; i < t.positions; ++i)
-            fn(base + t.row + j * t.positions + i, t.head0 + j, t.pos0 + i);
-    }
-}
-
 }  // namespace
 
 AttentionShape PrefillConfig::shape() const {
@@ -95,40 +81,26 @@ PrefillSetup validate(const PrefillConfig& c, const Topology& topo) {
   return s;
 }
 
-PrefillResult run_prefill(RuntimeContext& rt, const PrefillConfig& c, const AttentionInputs* inputs) {
+PrefillPlacement plan_prefill(RuntimeContext& rt, const PrefillConfig& c, const AttentionInputs* inputs,
+                              const TensorRegions& at) {
   const Topology& topo = rt.system().topology();
-  const PrefillSetup setup = validate(c, topo);
-  if (rt.data_mode() && inputs == nullptr) throw ConfigError("data mode needs inputs");
-  const HeadPlacement& pl = setup.placement;
-  const auto plan = std::make_shared<const PrefillPlan>(PrefillPlan::of(setup.plan_shape));
+  PrefillPlacement out;
+  out.setup = validate(c, topo);
+  const HeadPlacement& pl = out.setup.placement;
+  out.plan = std::make_shared<const PrefillPlan>(PrefillPlan::of(out.setup.plan_shape));
+  const PrefillPlan& plan = *out.plan;
   const std::uint32_t g = c.g(), t_q = c.q_len(), cubes = pl.cubes, pes = pl.pes;
   const std::vector<SipId> all = run_devices(c.devices, topo);
-  PrefillResult res;
-  res.placement = pl;
-  res.placement_given = c.cubes && c.pes;
-  res.chunk_rows = plan->shape.chunk_rows;
-  res.tile_heads = plan->tile_heads;
-  res.tile_positions = plan->tile_positions;
-  res.ring = plan->shape.ring;
-  res.ring_reason = setup.ring_reason;
-  res.model = setup.model;
-  res.devices.assign(all.begin(), all.begin() + pl.sips);
-
+  out.devices.assign(all.begin(), all.begin() + pl.sips);
   PrefillParams proto;
   static_cast<AttentionParams&>(proto) = attention_params(c.shape(), pes);
-  proto.plan = plan;
-  std::vector<std::shared_ptr<PrefillParams>> params;
-  for (std::size_t i = 0; i < res.devices.size(); ++i) params.push_back(std::make_shared<PrefillParams>(proto));
-  struct Placed {
-    std::uint32_t head, replica;
-    DeviceTensor o;
-  };
-  std::vector<Placed> placed;
-  const auto s = static_cast<std::int64_t>(c.s), rows = static_cast<std::int64_t>(cubes * pes * plan->stride);
+  proto.plan = out.plan;
+  for (std::size_t i = 0; i < out.devices.size(); ++i) out.params.push_back(std::make_shared<PrefillParams>(proto));
+  const auto s = static_cast<std::int64_t>(c.s), rows = static_cast<std::int64_t>(cubes * pes * plan.stride);
   for (std::uint32_t h = 0; h < c.h_kv; ++h)
     for (std::uint32_t r = 0; r < pl.replicas; ++r) {
       const std::uint32_t dev = pl.device_of(h, r);
-      const SipId sip = res.devices[dev];
+      const SipId sip = out.devices[dev];
       if (!simulates(c.simulate, sip, pl.slot_of(h, r))) continue;
       const std::uint32_t start = group_start(topo, cubes, pl.slot_of(h, r));
       auto name = [h, r, &pl](const char* what) { return head_tensor(what, h, pl.replicas > 1 ? r : ~0u); };
@@ -137,29 +109,58 @@ PrefillResult run_prefill(RuntimeContext& rt, const PrefillConfig& c, const Atte
       grp.replica = r;
       const DPPolicy kv = DPPolicy::shard2d(cubes, pes, start);
       if (inputs) {
-        grp.k = rt.from_host(name("k"), host_rows(inputs->k, h * c.s, c.s, c.d, {s, c.d}), c.dtype, kv, sip);
-        grp.v = rt.from_host(name("v"), host_rows(inputs->v, h * c.s, c.s, c.d, {s, c.d}), c.dtype, kv, sip);
+        grp.k = rt.from_host(name("k"), host_rows(inputs->k, h * c.s, c.s, c.d, {s, c.d}), c.dtype, kv, sip, at.k);
+        grp.v = rt.from_host(name("v"), host_rows(inputs->v, h * c.s, c.s, c.d, {s, c.d}), c.dtype, kv, sip, at.v);
         HostTensor q;
         q.shape = {rows, c.d};
         q.data.assign(static_cast<std::size_t>(rows) * c.d, 0.0f);
-        for_each_row(*plan, r, [&](std::uint64_t row, std::uint32_t head, std::uint64_t pos) {
+        for_each_row(plan, r, [&](std::uint64_t row, std::uint32_t head, std::uint64_t pos) {
           const std::uint64_t from = ((static_cast<std::uint64_t>(h) * g + head) * t_q + pos) * c.d;
           std::copy_n(inputs->q.data.begin() + static_cast<long>(from), c.d, q.data.begin() + static_cast<long>(row * c.d));
         });
-        grp.q = rt.from_host(name("q"), q, c.dtype, kv, sip);
+        grp.q = rt.from_host(name("q"), q, c.dtype, kv, sip, at.q);
       } else {
-        grp.k = rt.empty(name("k"), {s, c.d}, c.dtype, kv, sip);
-        grp.v = rt.empty(name("v"), {s, c.d}, c.dtype, kv, sip);
-        grp.q = rt.empty(name("q"), {rows, c.d}, c.dtype, kv, sip);
+        grp.k = rt.empty(name("k"), {s, c.d}, c.dtype, kv, sip, at.k);
+        grp.v = rt.empty(name("v"), {s, c.d}, c.dtype, kv, sip, at.v);
+        grp.q = rt.empty(name("q"), {rows, c.d}, c.dtype, kv, sip, at.q);
       }
-      grp.o = rt.empty(name("o"), {rows, c.d}, c.dtype, kv, sip);
-      if (plan->shape.ring == Ring::KV) grp.state = rt.empty(name("state"), {rows, c.d + 2}, DType::fp32, kv, sip);
-      placed.push_back({h, r, grp.o});
-      params[dev]->groups.push_back(grp);
+      grp.o = rt.empty(name("o"), {rows, c.d}, c.dtype, kv, sip, at.o);
+      if (plan.shape.ring == Ring::KV)
+        grp.state = rt.empty(name("state"), {rows, c.d + 2}, DType::fp32, kv, sip, at.state);
+      out.placed.push_back({h, grp});
+      out.params[dev]->groups.push_back(grp);
     }
-  for (std::size_t dev = 0; dev < res.devices.size(); ++dev)
-    if (!params[dev]->groups.empty())
-      rt.launch(res.devices[dev], "gqa_prefill", gqa_prefill, std::shared_ptr<const PrefillParams>(params[dev]));
+  return out;
+}
+
+void launch_prefill(RuntimeContext& rt, const PrefillPlacement& p) {
+  for (std::size_t dev = 0; dev < p.devices.size(); ++dev)
+    if (!p.params[dev]->groups.empty())
+      rt.launch(p.devices[dev], "gqa_prefill", gqa_prefill, std::shared_ptr<const PrefillParams>(p.params[dev]));
+}
+
+PrefillResult run_prefill(RuntimeContext& rt, const PrefillConfig& c, const AttentionInputs* inputs) {
+  const Topology& topo = rt.system().topology();
+  if (rt.data_mode() && inputs == nullptr) {
+    validate(c, topo);
+    throw ConfigError("data mode needs inputs");
+  }
+  const PrefillPlacement placement = plan_prefill(rt, c, inputs);
+  const PrefillSetup& setup = placement.setup;
+  const HeadPlacement& pl = setup.placement;
+  const PrefillPlan& plan = *placement.plan;
+  const std::uint32_t g = c.g(), t_q = c.q_len(), cubes = pl.cubes;
+  PrefillResult res;
+  res.placement = pl;
+  res.placement_given = c.cubes && c.pes;
+  res.chunk_rows = plan.shape.chunk_rows;
+  res.tile_heads = plan.tile_heads;
+  res.tile_positions = plan.tile_positions;
+  res.ring = plan.shape.ring;
+  res.ring_reason = setup.ring_reason;
+  res.model = setup.model;
+  res.devices = placement.devices;
+  launch_prefill(rt, placement);
   const std::vector<std::uint32_t> group_of = cube_groups(topo, cubes);
   rt.separate_groups(group_of);
   std::map<PeCoord, sc_core::sc_time> busy_before;
@@ -202,9 +203,9 @@ PrefillResult run_prefill(RuntimeContext& rt, const PrefillConfig& c, const Atte
     HostTensor o;
     o.shape = {c.h_q, t_q, c.d};
     o.data.assign(static_cast<std::size_t>(c.h_q) * t_q * c.d, 0.0f);
-    for (const Placed& p : placed) {
-      const HostTensor part = rt.read(p.o);
-      for_each_row(*plan, p.replica, [&](std::uint64_t row, std::uint32_t head, std::uint64_t pos) {
+    for (const PrefillPlacement::Placed& p : placement.placed) {
+      const HostTensor part = rt.read(p.group.o);
+      for_each_row(plan, p.group.replica, [&](std::uint64_t row, std::uint32_t head, std::uint64_t pos) {
         const std::uint64_t to = ((static_cast<std::uint64_t>(p.head) * g + head) * t_q + pos) * c.d;
         std::copy_n(part.data.begin() + static_cast<long>(row * c.d), c.d, o.data.begin() + static_cast<long>(to));
       });

@@ -66,6 +66,41 @@ struct PrefillResult {
   std::optional<HostTensor> o;
 };
 
+// The tensors and kernel parameters of a prefill, placed in HBM but not yet launched.
+struct PrefillPlacement {
+  PrefillSetup setup;
+  std::shared_ptr<const PrefillPlan> plan;
+  std::vector<SipId> devices;                           // the SIPs that hold a group
+  std::vector<std::shared_ptr<PrefillParams>> params;   // per device
+  struct Placed {
+    std::uint32_t head;  // the KV head
+    PrefillGroup group;  // its tensors on one replica's group
+  };
+  std::vector<Placed> placed;  // in head order, then replica
+};
+
+// Validates `c` and places its tensors (in `at`'s regions where given): from `inputs`,
+// or empty (zeros) without them.
+PrefillPlacement plan_prefill(RuntimeContext& rt, const PrefillConfig& c, const AttentionInputs* inputs,
+                              const TensorRegions& at = {});
+// Launches the kernel of a placement on its devices (for the next run() or start()).
+void launch_prefill(RuntimeContext& rt, const PrefillPlacement& placement);
+
 PrefillResult run_prefill(RuntimeContext& rt, const PrefillConfig& c, const AttentionInputs* inputs);
+
+// Every row of a replica's group Q and O (and state), in the plan's tile order: fn(row of
+// the group's tensor, query head of the group, query position). Each (head, position)
+// belongs to exactly one replica and rank.
+template <class Fn>
+void for_each_row(const PrefillPlan& plan, std::uint32_t replica, Fn fn) {
+  for (std::uint32_t cube = 0; cube < plan.shape.cubes; ++cube)
+    for (std::uint32_t pe = 0; pe < (plan.kv_split ? 1 : plan.shape.pes); ++pe) {
+      const std::uint64_t base = plan.qo_base(cube, pe);
+      for (const PrefillTile& t : plan.ranks[plan.rank_of(replica, cube, pe)])
+        for (std::uint32_t j = 0; j < t.heads; ++j)
+          for (std::uint64_t i = 0; i < t.positions; ++i)
+            fn(base + t.row + j * t.positions + i, t.head0 + j, t.pos0 + i);
+    }
+}
 
 }  // namespace kb::gqa
