@@ -133,6 +133,26 @@ void Accelerator::launch_and_wait(const PlannedJob& job) {
   }
 }
 
+TakenBytes Accelerator::read_lens(JobDescriptor& d) {
+  auto refuse = [&](const std::string& why) {
+    throw JobError(ErrorCode::LensAddress, "the length list at " + units::format_hex(d.lens_at) + " " + why);
+  };
+  const auto head = address_map().decode(d.lens_at, 8);
+  if (d.lens_at % 8 != 0 || !head || head->region != DecodedAddress::Region::Hbm)
+    refuse("is not 8-byte aligned inside one HBM channel");
+  const PeCoord channel{SipId(0), CubeId(head->cube), PeId(head->pe)};
+  std::uint64_t count = 0;
+  system_.hbm(channel).store().read(head->offset, reinterpret_cast<std::uint8_t*>(&count), 8);
+  if (count == 0 || count > desc::kMaxRequests)
+    throw JobError(ErrorCode::Shape, "the length list holds " + std::to_string(count) + " requests; a batch has 1 to " +
+                                         std::to_string(desc::kMaxRequests));
+  const std::uint64_t bytes = 8 + 8 * count;
+  if (!address_map().decode(d.lens_at, bytes)) refuse("runs past its channel's end with " + std::to_string(count) + " lengths");
+  d.lens.resize(count);
+  system_.hbm(channel).store().read(head->offset + 8, reinterpret_cast<std::uint8_t*>(d.lens.data()), 8 * count);
+  return {"the length list", channel, head->offset, head->offset + bytes};
+}
+
 void Accelerator::run_job(std::uint64_t address) {
   if (halted_) throw JobError(ErrorCode::Halted, "queued behind a kernel fault; the accelerator takes no further job");
   const auto at = address_map().decode(address, desc::kBytes);
@@ -142,8 +162,9 @@ void Accelerator::run_job(std::uint64_t address) {
   const PeCoord channel{SipId(0), CubeId(at->cube), PeId(at->pe)};
   std::array<std::uint8_t, desc::kBytes> bytes{};
   system_.hbm(channel).store().read(at->offset, bytes.data(), bytes.size());
-  const JobDescriptor d = decode_descriptor(bytes);
+  JobDescriptor d = decode_descriptor(bytes);
   std::vector<TakenBytes> taken = {{"the descriptor", channel, at->offset, at->offset + desc::kBytes}};
+  if (d.kernel == Kernel::GqaDecodeBatch) taken.push_back(read_lens(d));
   std::optional<DecodedAddress> table;
   if (d.layout_only) {
     table = address_map().decode(d.table, std::max<std::uint64_t>(d.table_bytes, 1));

@@ -62,6 +62,8 @@ class Accelerator : public sc_core::sc_module {
   // One job: fetch, validate, plan, run (or write the layout table). Throws JobError.
   void run_job(std::uint64_t address);
   void launch_and_wait(const PlannedJob& job);
+  // A batched decode's length list, from HBM into d.lens; the bytes it takes.
+  TakenBytes read_lens(JobDescriptor& d);
   void drive_irq();  // SC_METHOD: the one writer of irq
   void before_end_of_elaboration() override;  // an unbound irq gets irq_line_
 

@@ -73,6 +73,14 @@ void write_descriptor(tlm::tlm_base_initiator_socket_b<>& socket, std::uint64_t 
            bytes.size());
 }
 
+void write_lens(tlm::tlm_base_initiator_socket_b<>& socket, std::uint64_t address, const std::vector<std::uint64_t>& lens,
+                sc_core::sc_time& delay) {
+  std::vector<std::uint64_t> words = {lens.size()};
+  words.insert(words.end(), lens.begin(), lens.end());
+  transfer(*socket.get_base_port().operator->(), tlm::TLM_WRITE_COMMAND, address,
+           reinterpret_cast<std::uint8_t*>(words.data()), 8 * words.size(), delay, 4096);
+}
+
 JobResult read_result(tlm::tlm_base_initiator_socket_b<>& socket, std::uint64_t address, sc_core::sc_time& delay) {
   std::array<std::uint8_t, 16> bytes{};
   transfer(*socket.get_base_port().operator->(), tlm::TLM_READ_COMMAND, address + desc::kStatusAt, bytes.data(),

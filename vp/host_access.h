@@ -24,6 +24,9 @@ std::vector<float> read_tensor(tlm::tlm_base_initiator_socket_b<>& socket, const
 // A descriptor's 128 bytes to `address`, and its result words back.
 void write_descriptor(tlm::tlm_base_initiator_socket_b<>& socket, std::uint64_t address, const JobDescriptor& d,
                       sc_core::sc_time& delay);
+// A batched decode's length list (u64 count, then the lengths) to `address`.
+void write_lens(tlm::tlm_base_initiator_socket_b<>& socket, std::uint64_t address, const std::vector<std::uint64_t>& lens,
+                sc_core::sc_time& delay);
 struct JobResult {
   std::uint32_t status = 0;  // a reg::Status
   ErrorCode error = ErrorCode::None;

@@ -1,5 +1,6 @@
 #include "vp/job.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "base/units.h"
@@ -8,6 +9,7 @@
 
 #include "workloads/attention/placement.h"
 #include "workloads/gqa_decode/decode_run.h"
+#include "workloads/gqa_decode_batch/batch_run.h"
 #include "workloads/gqa_prefill/prefill_run.h"
 
 namespace kb::vp {
@@ -77,16 +79,22 @@ JobLayout empty_layout(const gqa::AttentionShape& a) {
   return l;
 }
 
+// C and P of a decode's groups: the descriptor's, or where 0 the default rule's (after
+// the shape's own checks, whose messages come first).
+template <class Config>
+void take_placement(const JobDescriptor& d, const Topology& topo, Config& c) {
+  gqa::validate_shape(c);
+  const HeadPlacement p = gqa::place_heads(c.h_kv, 1, topo, false, d.cubes ? std::optional(d.cubes) : std::nullopt,
+                                           d.pes ? std::optional(d.pes) : std::nullopt);
+  c.cubes = d.cubes ? d.cubes : p.cubes;
+  c.pes = d.pes ? d.pes : p.pes;
+}
+
 PlannedJob plan_decode_job(RuntimeContext& rt, const JobDescriptor& d, const TensorRegions& at) {
-  const Topology& topo = rt.system().topology();
   gqa::DecodeConfig c;
   take_shape(d, c);
   c.devices = {SipId(0)};
-  gqa::validate_shape(c);
-  const HeadPlacement p = gqa::place_heads(c.h_kv, 1, topo, false, d.cubes ? std::optional(d.cubes) : std::nullopt,
-                                      d.pes ? std::optional(d.pes) : std::nullopt);
-  c.cubes = d.cubes ? d.cubes : p.cubes;
-  c.pes = d.pes ? d.pes : p.pes;
+  take_placement(d, rt.system().topology(), c);
   auto plan = std::make_shared<const gqa::DecodePlan>(gqa::plan_decode(rt, c, nullptr, at));
   const std::uint64_t m_rows = static_cast<std::uint64_t>(c.h_q / c.h_kv) * c.t_q;
   PlannedJob job;
@@ -147,6 +155,55 @@ PlannedJob plan_prefill_job(RuntimeContext& rt, const JobDescriptor& d, const Te
   return job;
 }
 
+PlannedJob plan_batch_job(RuntimeContext& rt, const JobDescriptor& d, const TensorRegions& at) {
+  gqa::BatchConfig c;
+  take_shape(d, c);
+  c.lens = d.lens;
+  if (c.lens.empty()) throw workloads::ConfigError("the length list is empty: a batch needs at least one request");
+  c.s = *std::max_element(c.lens.begin(), c.lens.end());
+  c.page_rows = d.page_rows;
+  c.devices = {SipId(0)};
+  take_placement(d, rt.system().topology(), c);
+  auto plan = std::make_shared<const gqa::BatchPlan>(gqa::plan_decode_batch(rt, c, nullptr, at));
+  const std::uint64_t g = c.g(), t_q = c.t_q, b = c.lens.size();
+  std::vector<std::uint64_t> first(b, 0);  // each request's first row in K and V
+  for (std::size_t r = 1; r < b; ++r) first[r] = first[r - 1] + c.lens[r - 1];
+  const std::uint64_t total = first.back() + c.lens.back();
+  PlannedJob job;
+  job.kernel = "gqa_decode_batch";
+  gqa::AttentionShape all = c;  // Q and O [B * H_q, T_q, d]; K and V [H_kv, sum(L), d]
+  all.h_q = static_cast<std::uint32_t>(b * c.h_q);
+  all.s = total;
+  job.layout = empty_layout(all);
+  JobLayout& l = job.layout;
+  l.q.shape = l.o.shape = {static_cast<std::int64_t>(b), c.h_q, c.t_q, c.d};
+  const AddressMap& map = rt.system().sip(SipId(0)).address_map();
+  std::uint64_t h = 0;
+  for (const auto& params : plan->params)
+    for (const gqa::DecodeGroup& grp : params->groups) {
+      // Q and O rows: request, then the group's query head, then position.
+      const auto qo = [&](std::uint64_t r) {
+        const std::uint64_t request = r / (g * t_q), j = r / t_q % g, pos = r % t_q;
+        return (request * c.h_q + h * g + j) * t_q + pos;
+      };
+      // K and V rows: each rank's pages in slot order, padding after the last.
+      const auto kv = [&](std::uint64_t r) {
+        const std::uint64_t rank = r / plan->rank_rows, slot = r % plan->rank_rows / c.page_rows;
+        if (slot >= plan->kv.ranks[rank].size()) return kNoRow;
+        const gqa::Page& page = plan->kv.ranks[rank][slot];
+        const std::uint64_t i = r % c.page_rows;
+        return i < page.rows ? h * total + first[page.request] + page.row0 + i : kNoRow;
+      };
+      add_chunks(l.q, grp.q, qo, map);
+      add_chunks(l.k, grp.k, kv, map);
+      add_chunks(l.v, grp.v, kv, map);
+      add_chunks(l.o, grp.o, qo, map);
+      ++h;
+    }
+  job.launch = [plan](RuntimeContext& r) { gqa::launch_decode_batch(r, *plan); };
+  return job;
+}
+
 // Every pair of tensors (and taken bytes) that share bytes of a channel: Overlap.
 void check_overlap(const std::vector<std::pair<std::string, const HbmRegion*>>& regions,
                    const std::vector<TakenBytes>& taken) {
@@ -168,9 +225,8 @@ void check_overlap(const std::vector<std::pair<std::string, const HbmRegion*>>& 
 
 PlannedJob plan_job(RuntimeContext& rt, const JobDescriptor& d, const std::vector<TakenBytes>& taken) {
   const std::uint64_t capacity = rt.system().topology().cube.hbm.capacity;
-  const bool prefill = d.kernel == Kernel::GqaPrefill;
   std::vector<std::pair<std::string, std::uint64_t>> offsets = {{"q", d.q}, {"k", d.k}, {"v", d.v}, {"o", d.o}};
-  if (prefill) offsets.emplace_back("state", d.state);
+  if (d.kernel == Kernel::GqaPrefill) offsets.emplace_back("state", d.state);
   for (const auto& [name, offset] : offsets) {
     if (offset % kShardAlign != 0)
       throw JobError(ErrorCode::TensorAlign, "tensor " + name + " at offset " + units::format_hex(offset) + " is not a multiple of " +
@@ -183,7 +239,11 @@ PlannedJob plan_job(RuntimeContext& rt, const JobDescriptor& d, const std::vecto
   const TensorRegions at{&q, &k, &v, &o, &state};
   PlannedJob job;
   try {
-    job = prefill ? plan_prefill_job(rt, d, at) : plan_decode_job(rt, d, at);
+    switch (d.kernel) {
+      case Kernel::GqaDecode: job = plan_decode_job(rt, d, at); break;
+      case Kernel::GqaPrefill: job = plan_prefill_job(rt, d, at); break;
+      case Kernel::GqaDecodeBatch: job = plan_batch_job(rt, d, at); break;
+    }
   } catch (const workloads::ConfigError& e) {
     throw JobError(ErrorCode::Shape, e.what());
   } catch (const RunError& e) {  // a tensor past the end of its channel

@@ -42,6 +42,7 @@ const char* error_name(ErrorCode code) {
     case ErrorCode::TableRoom: return "table room";
     case ErrorCode::Fault: return "fault";
     case ErrorCode::Halted: return "halted";
+    case ErrorCode::LensAddress: return "lens address";
   }
   return "unknown";
 }
@@ -68,6 +69,8 @@ Bytes encode(const JobDescriptor& d) {
   put(b, desc::kStateAt, d.state);
   put(b, desc::kTableAt, d.table);
   put(b, desc::kTableBytesAt, d.table_bytes);
+  put(b, desc::kPageRowsAt, d.page_rows);
+  put(b, desc::kLensAt, d.lens_at);
   return b;
 }
 
@@ -79,8 +82,9 @@ JobDescriptor decode_descriptor(const Bytes& b) {
                                            std::to_string(desc::kVersion));
   JobDescriptor d;
   const auto kernel = get<std::uint16_t>(b, desc::kKernelAt);
-  if (kernel != static_cast<std::uint16_t>(Kernel::GqaDecode) && kernel != static_cast<std::uint16_t>(Kernel::GqaPrefill))
-    throw JobError(ErrorCode::Kernel, "kernel " + std::to_string(kernel) + " does not exist; kernels: 1 (gqa_decode), 2 (gqa_prefill)");
+  if (kernel < static_cast<std::uint16_t>(Kernel::GqaDecode) || kernel > static_cast<std::uint16_t>(Kernel::GqaDecodeBatch))
+    throw JobError(ErrorCode::Kernel, "kernel " + std::to_string(kernel) +
+                                          " does not exist; kernels: 1 (gqa_decode), 2 (gqa_prefill), 3 (gqa_decode_batch)");
   d.kernel = static_cast<Kernel>(kernel);
   const auto dtype = get<std::uint8_t>(b, desc::kDtypeAt);
   if (dtype > static_cast<std::uint8_t>(DType::fp32))
@@ -91,8 +95,6 @@ JobDescriptor decode_descriptor(const Bytes& b) {
   if (causal > 1) throw JobError(ErrorCode::Reserved, "causal " + std::to_string(causal) + " is neither 0 nor 1");
   if (flags & ~desc::kLayoutOnly)
     throw JobError(ErrorCode::Reserved, "flags " + units::format_hex(flags) + " has bits other than layout-only (0x1)");
-  if (get<std::uint32_t>(b, desc::kReservedAt) != 0 || get<std::uint64_t>(b, desc::kReserved2At) != 0)
-    throw JobError(ErrorCode::Reserved, "the reserved bytes (0x1c-0x1f, 0x68-0x6f) are not zero");
   d.causal = causal == 1;
   d.layout_only = flags & desc::kLayoutOnly;
   d.h_q = get<std::uint32_t>(b, desc::kHqAt);
@@ -109,6 +111,13 @@ JobDescriptor decode_descriptor(const Bytes& b) {
   d.state = get<std::uint64_t>(b, desc::kStateAt);
   d.table = get<std::uint64_t>(b, desc::kTableAt);
   d.table_bytes = get<std::uint64_t>(b, desc::kTableBytesAt);
+  d.page_rows = get<std::uint32_t>(b, desc::kPageRowsAt);
+  d.lens_at = get<std::uint64_t>(b, desc::kLensAt);
+  const bool batch = d.kernel == Kernel::GqaDecodeBatch;
+  if (!batch && (d.page_rows != 0 || d.lens_at != 0))
+    throw JobError(ErrorCode::Reserved, "page_rows and lens are for batched decode (kernel 3); here they must be 0");
+  if (batch && d.s != 0)
+    throw JobError(ErrorCode::Reserved, "s is 0 for batched decode (kernel 3): the length list gives each request's");
   return d;
 }
 

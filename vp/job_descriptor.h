@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "base/dtype.h"
 
@@ -15,16 +16,17 @@ namespace desc {
 constexpr std::uint64_t kBytes = 128, kAlign = 64;
 constexpr std::uint32_t kMagic = 0x444A424B;  // "KBJD"
 constexpr std::uint16_t kVersion = 1;
-constexpr std::uint16_t kLayoutOnly = 1;  // flag: write the layout table, do not run
+constexpr std::uint16_t kLayoutOnly = 1;
+constexpr std::uint64_t kMaxRequests = 65536;  // a batch's length list, at most  // flag: write the layout table, do not run
 // Byte offsets of the fields.
 constexpr std::uint64_t kMagicAt = 0x00, kVersionAt = 0x04, kKernelAt = 0x06, kDtypeAt = 0x08, kCausalAt = 0x09,
-                        kFlagsAt = 0x0A, kHqAt = 0x0C, kHkvAt = 0x10, kDAt = 0x14, kTqAt = 0x18, kReservedAt = 0x1C, kSAt = 0x20,
+                        kFlagsAt = 0x0A, kHqAt = 0x0C, kHkvAt = 0x10, kDAt = 0x14, kTqAt = 0x18, kPageRowsAt = 0x1C, kSAt = 0x20,
                         kCubesAt = 0x28, kPesAt = 0x2C, kQAt = 0x30, kKAt = 0x38, kVAt = 0x40, kOAt = 0x48,
-                        kStateAt = 0x50, kTableAt = 0x58, kTableBytesAt = 0x60, kReserved2At = 0x68, kStatusAt = 0x70, kErrorAt = 0x74,
+                        kStateAt = 0x50, kTableAt = 0x58, kTableBytesAt = 0x60, kLensAt = 0x68, kStatusAt = 0x70, kErrorAt = 0x74,
                         kCyclesAt = 0x78;
 }  // namespace desc
 
-enum class Kernel : std::uint16_t { GqaDecode = 1, GqaPrefill = 2 };
+enum class Kernel : std::uint16_t { GqaDecode = 1, GqaPrefill = 2, GqaDecodeBatch = 3 };
 
 // Why a job failed: the kError register and the descriptor's error word.
 enum class ErrorCode : std::uint32_t {
@@ -34,7 +36,7 @@ enum class ErrorCode : std::uint32_t {
   Version = 3,
   Kernel = 4,       // no such kernel
   Dtype = 5,        // no such storage type
-  Reserved = 6,     // an unknown flag, a causal byte other than 0 or 1, or a reserved byte not zero
+  Reserved = 6,     // an unknown flag, causal not 0 or 1, or a field the kernel does not take not zero
   Shape = 7,        // a shape or placement the machine cannot run (heads, d, S, C, P, TCM)
   TensorAlign = 8,  // a tensor offset not a multiple of kShardAlign
   TensorRange = 9,  // a tensor does not fit in its channels from its offset
@@ -43,6 +45,7 @@ enum class ErrorCode : std::uint32_t {
   TableRoom = 12,     // the layout table needs more bytes than given (its header says how many)
   Fault = 13,         // a kernel failed while running; the accelerator takes no further job
   Halted = 14,        // queued behind a fault
+  LensAddress = 15,   // the batch's length list is not 8-byte aligned inside one HBM channel
 };
 const char* error_name(ErrorCode code);
 
@@ -63,8 +66,13 @@ struct JobDescriptor {
   bool causal = true;
   bool layout_only = false;
   std::uint32_t h_q = 0, h_kv = 0, d = 0, t_q = 0;  // prefill: t_q 0 is S
-  std::uint64_t s = 0;
+  std::uint64_t s = 0;                // batched decode: 0 (the lengths give it)
   std::uint32_t cubes = 0, pes = 0;  // C, P; 0: the default rule's
+  // Batched decode: KV rows per page, and the address of the length list (u64 count,
+  // then a u64 context length per request), which the accelerator reads into `lens`.
+  std::uint32_t page_rows = 0;
+  std::uint64_t lens_at = 0;
+  std::vector<std::uint64_t> lens;
   std::uint64_t q = 0, k = 0, v = 0, o = 0, state = 0;
   std::uint64_t table = 0, table_bytes = 0;  // the layout table's address and room
 };

@@ -14,6 +14,7 @@
 #include "tests/kernels/gqa_support.h"
 #include "tests/vp/vp_support.h"
 #include "workloads/attention/placement.h"
+#include "workloads/gqa_decode_batch/batch_run.h"
 
 namespace kb {
 namespace {
@@ -135,6 +136,62 @@ INSTANTIATE_TEST_SUITE_P(
     Kernels, VpJob,
     ::testing::Values(Case{vp::Kernel::GqaDecode, {}, 4}, Case{vp::Kernel::GqaDecode, {"sip.mesh.x=1", "sip.mesh.y=1"}, 1},
                       Case{vp::Kernel::GqaPrefill, {}, 4}, Case{vp::Kernel::GqaPrefill, {"sip.mesh.x=1", "sip.mesh.y=1"}, 1}));
+
+// Batched decode: requests of different lengths in pages dealt over the group's ranks;
+// the driver writes the length list beside the descriptor, and O of every request
+// matches the reference. The same batch on a single CUBE.
+class VpBatchJob : public ::testing::TestWithParam<Case> {};
+
+TEST_P(VpBatchJob, ABatchedDecodeRunsFromItsDescriptor) {
+  Platform p(GetParam().sets);
+  const AddressMap& map = p.accel.address_map();
+  JobDescriptor d = small_job(vp::Kernel::GqaDecodeBatch, GetParam().cubes);
+  d.s = 0;
+  d.t_q = 1;
+  d.page_rows = 16;
+  d.lens = {100, 37, 260};
+  d.lens_at = map.hbm(0, 1, 40 * MiB);
+  const std::uint64_t address = map.hbm(0, 1, 0);
+  gqa::BatchConfig c;
+  c.h_q = d.h_q;
+  c.h_kv = d.h_kv;
+  c.d = d.d;
+  c.t_q = d.t_q;
+  c.lens = d.lens;
+  c.s = 260;
+  c.page_rows = d.page_rows;
+  c.cubes = d.cubes;
+  c.pes = d.pes;
+  const gqa::BatchInputs in = gqa::BatchInputs::random(c, 7);
+  const vp::JobLayout l = p.accel.layout(d);
+  HostTensor o;
+  vp::JobResult result;
+  p.host.program = [&](Host& h) {
+    sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+    vp::write_tensor(h.memory, l.q, in.q.data, delay);
+    vp::write_tensor(h.memory, l.k, in.k.data, delay);
+    vp::write_tensor(h.memory, l.v, in.v.data, delay);
+    vp::write_lens(h.memory, d.lens_at, d.lens, delay);
+    vp::write_descriptor(h.memory, address, d, delay);
+    sc_core::wait(delay);
+    ASSERT_EQ(h.ring(address), tlm::TLM_OK_RESPONSE);
+    h.wait_completed(1, p.irq);
+    result = vp::read_result(h.memory, address, delay);
+    o.shape = l.o.shape;
+    o.data = vp::read_tensor(h.memory, l.o, delay);
+  };
+  sc_core::sc_start();
+  EXPECT_EQ(result.status, vp::reg::kDone) << p.accel.error();
+  EXPECT_GT(result.cycles, 0u);
+  ASSERT_EQ(o.data.size(), in.q.data.size());
+  const workloads::Numerics check = gqa::check_batch(c, in, o);
+  EXPECT_TRUE(check.pass) << "error " << check.error << ", tolerance " << check.tolerance;
+  EXPECT_TRUE(p.monitor.violations().empty()) << p.monitor.violations().front();
+}
+
+INSTANTIATE_TEST_SUITE_P(SipAndCube, VpBatchJob,
+                         ::testing::Values(Case{vp::Kernel::GqaDecodeBatch, {}, 4},
+                                           Case{vp::Kernel::GqaDecodeBatch, {"sip.mesh.x=1", "sip.mesh.y=1"}, 1}));
 
 // The queue: descriptors rung back to back wait their turn (up to sip.job_queue; one
 // more is refused), run in order, and each one's O is right, while the host keeps
@@ -301,6 +358,28 @@ INSTANTIATE_TEST_SUITE_P(
         Bad{"GroupOfThreeCubes", [](JobDescriptor& d, auto&, auto&) { d.cubes = 3; }, ErrorCode::Shape, "cubes_per_group 3 is a 3x1 group, which does not tile the 2x2 cube mesh"},
         Bad{"ContextTooLongForHbm", [](JobDescriptor& d, auto&, auto&) { d.s = std::uint64_t{1} << 30; },
             ErrorCode::TensorRange, "HBM capacity exceeded: tensor 'k.h0'"},
+        Bad{"PagesOnADecode", [](JobDescriptor& d, auto&, auto&) { d.page_rows = 16; }, ErrorCode::Reserved,
+            "page_rows and lens are for batched decode"},
+        Bad{"BatchWithAnS", [](JobDescriptor& d, auto&, auto&) {
+              d.kernel = vp::Kernel::GqaDecodeBatch;
+              d.page_rows = 16;
+              d.lens_at = 8 * MiB;
+            },
+            ErrorCode::Reserved, "s is 0 for batched decode"},
+        Bad{"LensMisaligned", [](JobDescriptor& d, auto&, auto&) {
+              d.kernel = vp::Kernel::GqaDecodeBatch;
+              d.s = 0;
+              d.page_rows = 16;
+              d.lens_at = 8 * MiB + 4;
+            },
+            ErrorCode::LensAddress, "the length list at 0x800004 is not 8-byte aligned"},
+        Bad{"LensEmpty", [](JobDescriptor& d, auto&, auto&) {
+              d.kernel = vp::Kernel::GqaDecodeBatch;
+              d.s = 0;
+              d.page_rows = 16;
+              d.lens_at = 8 * MiB;  // fresh HBM: a count of 0
+            },
+            ErrorCode::Shape, "the length list holds 0 requests; a batch has 1 to 65536"},
         Bad{"HeadDimOutOfRange", [](JobDescriptor& d, auto&, auto&) { d.d = 1 << 16; }, ErrorCode::Shape,
             "head_dim 65536 is not supported; allowed: 1 to 512"},
         Bad{"TableMisaligned", [](JobDescriptor& d, auto&, auto&) {
@@ -315,7 +394,7 @@ INSTANTIATE_TEST_SUITE_P(
               d.table_bytes = 64;
             },
             ErrorCode::TableRoom, "the layout table needs"}),
-    [](const ::testing::TestParamInfo<Bad>& info) { return info.param.name; });
+    [](const ::testing::TestParamInfo<Bad>& bad) { return bad.param.name; });
 
 // A layout-only job writes the layout table into HBM and runs nothing; the table holds
 // the helper's chunks (for decode and for prefill, whose Q rows are in tile order).

@@ -159,28 +159,24 @@ PagedKv validate(const BatchConfig& c, const Topology& topo) {
   return kv;
 }
 
-BatchResult run_decode_batch(RuntimeContext& rt, const BatchConfig& c, const BatchInputs* inputs) {
+BatchPlan plan_decode_batch(RuntimeContext& rt, const BatchConfig& c, const BatchInputs* inputs,
+                            const TensorRegions& at) {
   const Topology& topo = rt.system().topology();
-  const PagedKv kv = validate(c, topo);
-  if (rt.data_mode() && inputs == nullptr) throw ConfigError("data mode needs inputs");
-  BatchResult res;
+  BatchPlan plan;
+  plan.kv = validate(c, topo);
+  const PagedKv& kv = plan.kv;
   const std::uint32_t ranks = c.cubes * c.pes, g = c.g(), m_rows = g * c.t_q;
   const auto b = static_cast<std::uint32_t>(c.lens.size());
-  const std::uint64_t rank_rows = rank_rows_of(kv);
-  res.imbalance = kv.imbalance();
-  res.pages = kv.pages();
-  const std::uint64_t total = std::accumulate(c.lens.begin(), c.lens.end(), std::uint64_t{0});
-  res.fill = static_cast<double>(total) / static_cast<double>(res.pages * c.page_rows);
-
+  const std::uint64_t rank_rows = plan.rank_rows = rank_rows_of(kv);
   const BatchTiling tiling = batch_tiling(c, kv, topo);
-  res.tile_rows = tiling.tile_rows;
+  plan.tile_rows = tiling.tile_rows;
 
   DecodeBatchParams proto;
   static_cast<AttentionParams&>(proto) = attention_params(c, c.pes);
   proto.g = g;
   proto.cubes = c.cubes;
-  proto.tile_rows = res.tile_rows;
-  proto.stream_rows = std::min(tiling.sweep.stream_rows, res.tile_rows);
+  proto.tile_rows = plan.tile_rows;
+  proto.stream_rows = std::min(tiling.sweep.stream_rows, plan.tile_rows);
   proto.row_block = m_rows;
   proto.prefetch_v = tiling.prefetch_v;
   proto.segment_rows = segment_rows(tiling.sweep, topo);
@@ -193,16 +189,15 @@ BatchResult run_decode_batch(RuntimeContext& rt, const BatchConfig& c, const Bat
     proto.requests.push_back(std::move(req));
   }
 
-  res.devices = run_devices(c.devices, topo);
+  plan.devices = run_devices(c.devices, topo);
   const std::uint32_t groups_per_sip = topo.cubes_per_sip() / c.cubes;
-  std::vector<std::shared_ptr<DecodeBatchParams>> params;
-  std::vector<DeviceTensor> outputs;  // O of each KV head, in head order
+  auto& params = plan.params;
   const std::vector<std::uint64_t> off = offsets(c.lens);
-  for (std::size_t i = 0; i < res.devices.size(); ++i) params.push_back(std::make_shared<DecodeBatchParams>(proto));
+  for (std::size_t i = 0; i < plan.devices.size(); ++i) params.push_back(std::make_shared<DecodeBatchParams>(proto));
   const auto rows = static_cast<std::int64_t>(rank_rows * ranks);
   for (std::uint32_t h = 0; h < c.h_kv; ++h) {
     const std::uint32_t dev = h / groups_per_sip;
-    const SipId sip = res.devices[dev];
+    const SipId sip = plan.devices[dev];
     if (!simulates(c.simulate, sip, h % groups_per_sip)) continue;
     const std::uint32_t start = group_start(topo, c.cubes, h % groups_per_sip);
     auto name = [h](const char* what) { return head_tensor(what, h); };
@@ -239,26 +234,49 @@ BatchResult run_decode_batch(RuntimeContext& rt, const BatchConfig& c, const Bat
           }
         return t;
       };
-      grp.q = rt.from_host(name("q"), q, c.dtype, DPPolicy::replicate(c.cubes, c.pes, start), sip);
-      grp.k = rt.from_host(name("k"), paged(inputs->k), c.dtype, DPPolicy::shard2d(c.cubes, c.pes, start), sip);
-      grp.v = rt.from_host(name("v"), paged(inputs->v), c.dtype, DPPolicy::shard2d(c.cubes, c.pes, start), sip);
+      grp.q = rt.from_host(name("q"), q, c.dtype, DPPolicy::replicate(c.cubes, c.pes, start), sip, at.q);
+      grp.k = rt.from_host(name("k"), paged(inputs->k), c.dtype, DPPolicy::shard2d(c.cubes, c.pes, start), sip, at.k);
+      grp.v = rt.from_host(name("v"), paged(inputs->v), c.dtype, DPPolicy::shard2d(c.cubes, c.pes, start), sip, at.v);
     } else {
-      grp.q = rt.empty(name("q"), q_shape, c.dtype, DPPolicy::replicate(c.cubes, c.pes, start), sip);
-      grp.k = rt.empty(name("k"), kv_shape, c.dtype, DPPolicy::shard2d(c.cubes, c.pes, start), sip);
-      grp.v = rt.empty(name("v"), kv_shape, c.dtype, DPPolicy::shard2d(c.cubes, c.pes, start), sip);
+      grp.q = rt.empty(name("q"), q_shape, c.dtype, DPPolicy::replicate(c.cubes, c.pes, start), sip, at.q);
+      grp.k = rt.empty(name("k"), kv_shape, c.dtype, DPPolicy::shard2d(c.cubes, c.pes, start), sip, at.k);
+      grp.v = rt.empty(name("v"), kv_shape, c.dtype, DPPolicy::shard2d(c.cubes, c.pes, start), sip, at.v);
     }
-    grp.o = rt.empty(name("o"), q_shape, c.dtype, root, sip);
-    outputs.push_back(grp.o);
+    grp.o = rt.empty(name("o"), q_shape, c.dtype, root, sip, at.o);
+    plan.outputs.push_back(grp.o);
     params[dev]->groups.push_back(grp);
   }
+  return plan;
+}
+
+void launch_decode_batch(RuntimeContext& rt, const BatchPlan& plan) {
+  for (std::size_t dev = 0; dev < plan.devices.size(); ++dev)
+    if (!plan.params[dev]->groups.empty())
+      rt.launch(plan.devices[dev], "gqa_decode_batch", gqa_decode_batch,
+                std::shared_ptr<const DecodeBatchParams>(plan.params[dev]));
+}
+
+BatchResult run_decode_batch(RuntimeContext& rt, const BatchConfig& c, const BatchInputs* inputs) {
+  const Topology& topo = rt.system().topology();
+  if (rt.data_mode() && inputs == nullptr) {
+    validate(c, topo);
+    throw ConfigError("data mode needs inputs");
+  }
+  const BatchPlan plan = plan_decode_batch(rt, c, inputs);
+  const std::uint32_t g = c.g(), m_rows = g * c.t_q;
+  const auto b = static_cast<std::uint32_t>(c.lens.size());
+  BatchResult res;
+  res.devices = plan.devices;
+  res.tile_rows = plan.tile_rows;
+  res.imbalance = plan.kv.imbalance();
+  res.pages = plan.kv.pages();
+  const std::uint64_t total = std::accumulate(c.lens.begin(), c.lens.end(), std::uint64_t{0});
+  res.fill = static_cast<double>(total) / static_cast<double>(res.pages * c.page_rows);
   rt.separate_groups(cube_groups(topo, c.cubes));
   std::set<std::string> kv_names;
-  for (std::size_t dev = 0; dev < res.devices.size(); ++dev) {
-    if (params[dev]->groups.empty()) continue;
-    for (const DecodeGroup& grp : params[dev]->groups) kv_names.insert({grp.k.name(), grp.v.name()});
-    rt.launch(res.devices[dev], "gqa_decode_batch", gqa_decode_batch,
-              std::shared_ptr<const DecodeBatchParams>(params[dev]));
-  }
+  for (const auto& params : plan.params)
+    for (const DecodeGroup& grp : params->groups) kv_names.insert({grp.k.name(), grp.v.name()});
+  launch_decode_batch(rt, plan);
   {
     const OpLog::Listening listening = rt.op_log().listen([&](const OpRecord& r) {
       if ((r.kind == "composite" || r.kind == "load") && kv_names.count(r.tensor)) res.kv_bytes += r.bytes;
@@ -271,7 +289,7 @@ BatchResult run_decode_batch(RuntimeContext& rt, const BatchConfig& c, const Bat
                         (pes_all * static_cast<double>(topo.cube.hbm.bytes_per_cycle));
   if (rt.data_mode()) {
     // Per head [B * G * T_q, d] -> [B, H_q, T_q, d].
-    const HostTensor heads = gather(rt, outputs, {c.h_kv, static_cast<std::int64_t>(b) * m_rows, c.d});
+    const HostTensor heads = gather(rt, plan.outputs, {c.h_kv, static_cast<std::int64_t>(b) * m_rows, c.d});
     HostTensor o;
     o.shape = {b, c.h_q, c.t_q, c.d};
     o.data.resize(heads.data.size());

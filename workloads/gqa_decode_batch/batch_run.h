@@ -52,6 +52,21 @@ workloads::Numerics check_batch(const BatchConfig& c, const BatchInputs& in, con
 // Throws ConfigError naming the fields: the lengths, T_q against the shortest, the
 // placement, HBM capacity and TCM. Returns the pages it dealt.
 PagedKv validate(const BatchConfig& c, const Topology& topo);
+// The tensors and kernel parameters of a batch, placed in HBM but not yet launched.
+struct BatchPlan {
+  PagedKv kv;                  // the pages of every KV head's group (the same deal for each)
+  std::uint64_t rank_rows = 0;  // rows of each rank's shard of a head's K and V
+  std::uint32_t tile_rows = 0;
+  std::vector<SipId> devices;
+  std::vector<std::shared_ptr<DecodeBatchParams>> params;  // per device; groups in KV-head order
+  std::vector<DeviceTensor> outputs;                       // O of each KV head, in head order
+};
+// Validates `c` and places its tensors (in `at`'s regions where given): from `inputs`, or
+// empty (zeros) without them. Q and O of a head: rows request-major, then the group's G
+// query heads, then the T_q positions; K and V: each rank's pages in slot order.
+BatchPlan plan_decode_batch(RuntimeContext& rt, const BatchConfig& c, const BatchInputs* inputs,
+                            const TensorRegions& at = {});
+void launch_decode_batch(RuntimeContext& rt, const BatchPlan& plan);
 // `inputs` is required in data mode.
 BatchResult run_decode_batch(RuntimeContext& rt, const BatchConfig& c, const BatchInputs* inputs);
 
