@@ -1,14 +1,16 @@
 // A minimal virtual platform: a host CPU (plain TLM-2.0 initiators) and one AHBM
-// accelerator. The host's driver writes Q, K and V and two job descriptors (a GQA decode
-// and a GQA prefill) into the accelerator's HBM through its hbm socket, queues both
-// through the control registers, and waits for the interrupt; it then reads each O back
-// and checks it against the fp64 reference. Meanwhile a second initiator (a NIC, say)
+// accelerator. The host's driver writes Q, K and V and three job descriptors (a GQA
+// decode, a GQA prefill and a batched GQA decode) into the accelerator's HBM through its
+// hbm socket, queues them through the control registers and waits for the interrupt;
+// it then reads each O back and checks it against the fp64 reference. Meanwhile a second initiator (a NIC, say)
 // streams its own buffers through the same hbm socket. Last, a descriptor with an
 // unknown kernel shows how a bad job fails.
 //   vp_platform [TOPOLOGY.yaml]     default: the installed small_1sip_2x2x2.yaml
 #include <array>
 #include <cstdio>
 #include <exception>
+#include <functional>
+#include <memory>
 #include <vector>
 
 #include <systemc>
@@ -19,20 +21,22 @@
 #include <kernbench/vp/accelerator.h>
 #include <kernbench/vp/host_access.h>
 #include <kernbench/workloads/attention/attention.h>
+#include <kernbench/workloads/gqa_decode_batch/batch_run.h>
 
 namespace {
 
 namespace reg = kb::vp::reg;
 constexpr std::uint64_t MiB = 1 << 20;
 
-// One job as the driver sees it: the descriptor, where it lies, and its tensors.
+// One job as the driver sees it: the descriptor, where it lies, its tensors (as fp32
+// host tensors), and how to check its O.
 struct Job {
   const char* name;
   kb::vp::JobDescriptor descriptor;
   std::uint64_t address = 0;
   kb::vp::JobLayout layout;
-  kb::gqa::AttentionInputs inputs;
-  std::vector<float> o;
+  std::vector<float> q, k, v, o;
+  std::function<kb::workloads::Numerics(const kb::HostTensor& o)> check;
   kb::vp::JobResult result;
 };
 
@@ -82,9 +86,10 @@ struct HostCpu : sc_core::sc_module {
   void run() {
     sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
     for (Job& j : jobs_) {
-      kb::vp::write_tensor(memory, j.layout.q, j.inputs.q.data, delay);
-      kb::vp::write_tensor(memory, j.layout.k, j.inputs.k.data, delay);
-      kb::vp::write_tensor(memory, j.layout.v, j.inputs.v.data, delay);
+      kb::vp::write_tensor(memory, j.layout.q, j.q, delay);
+      kb::vp::write_tensor(memory, j.layout.k, j.k, delay);
+      kb::vp::write_tensor(memory, j.layout.v, j.v, delay);
+      if (!j.descriptor.lens.empty()) kb::vp::write_lens(memory, j.descriptor.lens_at, j.descriptor.lens, delay);
       kb::vp::write_descriptor(memory, j.address, j.descriptor, delay);
     }
     sc_core::wait(delay);  // the writes' time, loosely timed
@@ -164,21 +169,17 @@ int sc_main(int argc, char* argv[]) {
     kb::vp::Accelerator accel("accel", topo);
     const kb::AddressMap& map = accel.address_map();
 
-    // One KV head of 8 query heads over the SIP's 4 cubes x 2 PEs: a decode at S = 2048
-    // and a prefill of a 512-token prompt. Each tensor sits at its offset in every
-    // channel that holds a part of it (README: tensor layout).
-    std::vector<Job> jobs(2);
+    // One KV head of 8 query heads over the SIP's 4 cubes x 2 PEs: a decode at S = 2048,
+    // a prefill of a 512-token prompt, and a batch of three decodes of different
+    // lengths. Each tensor sits at its offset in every channel that holds a part of it
+    // (README: tensor layout); each job's tensors 8 MiB apart from the last's.
+    std::vector<Job> jobs(3);
     for (std::size_t i = 0; i < jobs.size(); ++i) {
       Job& j = jobs[i];
       kb::vp::JobDescriptor& d = j.descriptor;
-      const bool decode = i == 0;
-      j.name = decode ? "decode" : "prefill";
-      d.kernel = decode ? kb::vp::Kernel::GqaDecode : kb::vp::Kernel::GqaPrefill;
       d.h_q = 8;
       d.h_kv = 1;
       d.d = 64;
-      d.s = decode ? 2048 : 512;
-      d.t_q = decode ? 1 : 0;  // prefill: 0 is the whole prompt
       d.cubes = 4;
       d.pes = 2;
       const std::uint64_t base = (1 + 8 * i) * MiB;
@@ -188,14 +189,45 @@ int sc_main(int argc, char* argv[]) {
       d.o = base + 3 * MiB;
       d.state = base + 4 * MiB;
       j.address = map.hbm(0, 0, 128 * i);
-      j.layout = accel.layout(d);  // what a layout-only job would write for software
       kb::gqa::AttentionShape shape;
       shape.h_q = d.h_q;
       shape.h_kv = d.h_kv;
       shape.d = d.d;
-      shape.s = d.s;
-      shape.t_q = decode ? 1 : 512;
-      j.inputs = kb::gqa::AttentionInputs::random(shape, static_cast<std::uint32_t>(i + 1));
+      const auto seed = static_cast<std::uint32_t>(i + 1);
+      if (i < 2) {
+        const bool decode = i == 0;
+        j.name = decode ? "decode" : "prefill";
+        d.kernel = decode ? kb::vp::Kernel::GqaDecode : kb::vp::Kernel::GqaPrefill;
+        d.s = shape.s = decode ? 2048 : 512;
+        d.t_q = decode ? 1 : 0;  // prefill: 0 is the whole prompt
+        shape.t_q = decode ? 1 : 512;
+        auto in = std::make_shared<kb::gqa::AttentionInputs>(kb::gqa::AttentionInputs::random(shape, seed));
+        j.q = in->q.data;
+        j.k = in->k.data;
+        j.v = in->v.data;
+        j.check = [shape, in](const kb::HostTensor& o) { return kb::gqa::check_attention(shape, *in, o); };
+      } else {
+        j.name = "batched decode";
+        d.kernel = kb::vp::Kernel::GqaDecodeBatch;
+        d.t_q = 1;
+        d.page_rows = 16;
+        d.lens = {1000, 300, 2048};
+        d.lens_at = map.hbm(0, 1, base + 5 * MiB);  // the length list, beside the tensors
+        kb::gqa::BatchConfig c;
+        static_cast<kb::gqa::AttentionShape&>(c) = shape;
+        c.t_q = 1;
+        c.lens = d.lens;
+        c.s = 2048;
+        c.page_rows = d.page_rows;
+        c.cubes = d.cubes;
+        c.pes = d.pes;
+        auto in = std::make_shared<kb::gqa::BatchInputs>(kb::gqa::BatchInputs::random(c, seed));
+        j.q = in->q.data;
+        j.k = in->k.data;
+        j.v = in->v.data;
+        j.check = [c, in](const kb::HostTensor& o) { return kb::gqa::check_batch(c, *in, o); };
+      }
+      j.layout = accel.layout(d);  // what a layout-only job would write for software
     }
 
     HostCpu host("host", jobs, map.hbm(0, 0, 512));
@@ -231,22 +263,16 @@ int sc_main(int argc, char* argv[]) {
     }
     bool ok = nic.mismatches == 0;
     for (const Job& j : jobs) {
-      kb::gqa::AttentionShape shape;
-      shape.h_q = j.descriptor.h_q;
-      shape.h_kv = j.descriptor.h_kv;
-      shape.d = j.descriptor.d;
-      shape.s = j.descriptor.s;
-      shape.t_q = static_cast<std::uint32_t>(j.layout.o.shape[1]);
       kb::HostTensor o;
       o.shape = j.layout.o.shape;
       o.data = j.o;
       // The tolerance of the kernbench suite: twice the naive bf16 computation's error.
-      const kb::workloads::Numerics check = kb::gqa::check_attention(shape, j.inputs, o);
+      const kb::workloads::Numerics check = j.check(o);
       ok = ok && j.result.status == reg::kDone && check.pass;
-      std::printf("%s job: status %u, %llu cycles of the PE clock; O max error %.3g vs the fp64 reference "
-                  "(tolerance %.3g): %s\n",
-                  j.name, j.result.status, static_cast<unsigned long long>(j.result.cycles), check.error,
-                  check.tolerance, check.pass ? "ok" : "MISMATCH");
+      // Each request's O within its tolerance (check_attention, check_batch).
+      std::printf("%s job: status %u, %llu cycles of the PE clock; O vs the fp64 reference: %s (largest error %.3g)\n",
+                  j.name, j.result.status, static_cast<unsigned long long>(j.result.cycles),
+                  check.pass ? "ok" : "MISMATCH", check.error);
     }
     std::printf("nic: %llu transfers through the hbm socket during the jobs, %llu mismatches\n",
                 static_cast<unsigned long long>(nic.transfers), static_cast<unsigned long long>(nic.mismatches));

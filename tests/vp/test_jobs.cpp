@@ -6,12 +6,14 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <fstream>
 #include <map>
 #include <set>
 
 #include "base/dp_policy.h"
 #include "kernels/gqa/helpers.h"
 #include "tests/kernels/gqa_support.h"
+#include "tests/sc_main/cli_support.h"
 #include "tests/vp/vp_support.h"
 #include "workloads/attention/placement.h"
 #include "workloads/gqa_decode_batch/batch_run.h"
@@ -130,6 +132,20 @@ TEST_P(VpJob, ADescriptorRunsTheKernelAndOMatchesTheReference) {
   EXPECT_EQ(j.result.error, ErrorCode::None);
   EXPECT_EQ(j.result.cycles, cycles);
   EXPECT_TRUE(p.monitor.violations().empty()) << p.monitor.violations().front();
+  const std::string json_path = ::testing::TempDir() + "vp_job_" + std::to_string(static_cast<int>(GetParam().kernel)) +
+                                "_c" + std::to_string(GetParam().cubes) + ".json";
+  // The same kernel on the same machine as the program runs it: the same cycles, since
+  // where software put the tensors and the host's traffic before the job change nothing.
+  std::string args = "run --kernel " + std::string(GetParam().kernel == vp::Kernel::GqaDecode ? "gqa_decode" : "gqa_prefill") +
+                     " --topology " + test::source_path("topologies/small_1sip_2x2x2.yaml") +
+                     " --heads-q 4 --heads-kv 1 --head-dim 32 --seq-len " + std::to_string(j.d.s) +
+                     (j.d.t_q ? " --q-len " + std::to_string(j.d.t_q) : "") + " --cubes-per-group " +
+                     std::to_string(j.d.cubes) + " --pes 2 --json " + json_path;
+  for (const std::string& set : GetParam().sets) args += " --set " + set;
+  const test::Result program = test::run(args);
+  ASSERT_EQ(program.code, 0) << program.out;
+  std::ifstream json(json_path);
+  EXPECT_EQ(nlohmann::json::parse(json).at("simulated_cycles").get<std::uint64_t>(), cycles);
 }
 
 INSTANTIATE_TEST_SUITE_P(
