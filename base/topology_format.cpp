@@ -26,7 +26,7 @@ std::string format_topology(const Topology& t) {
   o << "topology " << t.name << "  (" << t.source << ")\n";
   o << "  system   " << t.system.sips << " SIP(s)\n";
   o << "  sip      " << t.sip.mesh_x << "x" << t.sip.mesh_y << " cube mesh, NOC link "
-    << link_text(t.sip.noc, "per hop") << "\n";
+    << link_text(t.sip.noc, "per hop") << ", job queue " << t.sip.job_queue << " descriptors\n";
   o << "  cube     " << t.cube.pes << " PEs, fabric " << link_text(t.cube.fabric, "latency") << "\n";
   o << "  hbm      per PE channel " << t.cube.hbm.bytes_per_cycle << "B/cycle, latency "
     << t.cube.hbm.latency_cycles << " cycles, capacity " << units::format_bytes(t.cube.hbm.capacity)

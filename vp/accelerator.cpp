@@ -3,9 +3,9 @@
 
 #include <array>
 #include <cstring>
+#include <stdexcept>
 
 #include "base/units.h"
-#include <stdexcept>
 
 namespace kb::vp {
 

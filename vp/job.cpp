@@ -2,11 +2,10 @@
 
 #include <algorithm>
 #include <cstring>
-
-#include "base/units.h"
 #include <memory>
 #include <optional>
 
+#include "base/units.h"
 #include "workloads/attention/placement.h"
 #include "workloads/gqa_decode/decode_run.h"
 #include "workloads/gqa_decode_batch/batch_run.h"

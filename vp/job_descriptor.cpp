@@ -1,6 +1,5 @@
 #include "vp/job_descriptor.h"
 
-#include <cstdio>
 #include <cstring>
 
 #include "base/units.h"

@@ -50,9 +50,10 @@ TEST(Cli, TopologyShowAndValidate) {
   EXPECT_NE(r.out.find("HBM bandwidth     8.192 TB/s per SIP"), std::string::npos) << r.out;
   r = run("topology validate " + topo("small_1sip_2x2x2"));
   EXPECT_EQ(r.code, 0) << r.out;
-  r = run("topology show " + topo("small_1sip_2x2x2") + " --set cube.pes=4");
+  r = run("topology show " + topo("small_1sip_2x2x2") + " --set cube.pes=4 --set sip.job_queue=3");
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("16 total"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("per hop 4 cycles, job queue 3 descriptors"), std::string::npos) << r.out;
 }
 
 TEST(Cli, BadTopologyIsExitOneWithEveryError) {
