@@ -218,24 +218,29 @@ TEST(VpJobs, QueuedJobsRunInOrderWhileTheHostUsesHbm) {
   Submitted a = prepare(p, small_job(vp::Kernel::GqaDecode, 4, MiB), map.hbm(0, 0, 0), 4);
   Submitted b = prepare(p, small_job(vp::Kernel::GqaPrefill, 4, 8 * MiB), map.hbm(0, 0, 128), 5);
   Submitted c = prepare(p, small_job(vp::Kernel::GqaDecode, 4, 16 * MiB), map.hbm(0, 0, 256), 6);
-  std::vector<sc_core::sc_time> ends;
+  sc_core::sc_time rung;
+  std::vector<sc_core::sc_time> ends;  // each job's end
   std::uint32_t host_checks = 0, host_mismatches = 0;
   bool jobs_done = false;
   p.host.program = [&](Host& h) {
     for (Submitted* j : {&a, &b, &c}) write_job(h, *j);
+    rung = sc_core::sc_time_stamp();
     EXPECT_EQ(h.ring(a.address), tlm::TLM_OK_RESPONSE);
     EXPECT_EQ(h.ring(b.address), tlm::TLM_OK_RESPONSE);
     EXPECT_EQ(h.ring(c.address), tlm::TLM_COMMAND_ERROR_RESPONSE);  // the queue holds 2
     EXPECT_EQ(h.read(vp::reg::kQueued), 2u);
-    while (h.read(vp::reg::kCompleted) < 1) {
-      sc_core::wait(p.irq.posedge_event());
-      ends.push_back(sc_core::sc_time_stamp());
-    }
+    while (h.read(vp::reg::kCompleted) < 1) sc_core::wait(p.irq.posedge_event());
     EXPECT_EQ(h.ring(c.address), tlm::TLM_OK_RESPONSE);  // room again
     h.wait_completed(3, p.irq);
     for (Submitted* j : {&a, &b, &c}) read_job(h, *j);
     jobs_done = true;
   };
+  sc_core::sc_spawn([&] {
+    for (;;) {
+      sc_core::wait(p.accel.job_finished());
+      ends.push_back(sc_core::sc_time_stamp());
+    }
+  });
   // A second thread of the host: its own buffer in every channel, written and read back
   // while the jobs run.
   sc_core::sc_spawn([&] {
@@ -259,6 +264,12 @@ TEST(VpJobs, QueuedJobsRunInOrderWhileTheHostUsesHbm) {
   });
   sc_core::sc_start();
   ASSERT_TRUE(jobs_done);
+  // In order and back to back: the second job starts the moment the first ends.
+  ASSERT_EQ(ends.size(), 3u);
+  EXPECT_EQ(test::cycles(ends[0] - rung, p.topo), a.result.cycles);
+  EXPECT_EQ(test::cycles(ends[1] - ends[0], p.topo), b.result.cycles);
+  EXPECT_GT(a.result.cycles, 0u);
+  EXPECT_GT(b.result.cycles, 0u);
   for (Submitted* j : {&a, &b, &c}) {
     EXPECT_EQ(j->result.status, vp::reg::kDone) << p.accel.error();
     test::expect_attention_parity(shape_of(j->d), j->in, j->o);
