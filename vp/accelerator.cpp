@@ -153,10 +153,16 @@ TakenBytes Accelerator::read_lens(JobDescriptor& d) {
   return {"the length list", channel, head->offset, head->offset + bytes};
 }
 
+std::optional<DecodedAddress> Accelerator::descriptor_at(std::uint64_t address) {
+  const auto at = address_map().decode(address, desc::kBytes);
+  if (address % desc::kAlign != 0 || !at || at->region != DecodedAddress::Region::Hbm) return std::nullopt;
+  return at;
+}
+
 void Accelerator::run_job(std::uint64_t address) {
   if (halted_) throw JobError(ErrorCode::Halted, "queued behind a kernel fault; the accelerator takes no further job");
-  const auto at = address_map().decode(address, desc::kBytes);
-  if (address % desc::kAlign != 0 || !at || at->region != DecodedAddress::Region::Hbm)
+  const auto at = descriptor_at(address);
+  if (!at)
     throw JobError(ErrorCode::DescriptorAddress, "descriptor address " + units::format_hex(address) +
                                                      " is not 64-byte aligned inside one HBM channel");
   const PeCoord channel{SipId(0), CubeId(at->cube), PeId(at->pe)};
@@ -204,8 +210,7 @@ void Accelerator::run_jobs() {
     cycles_ = static_cast<std::uint64_t>((sc_core::sc_time_stamp() - begin) / cycle_time(topology()) + 0.5);
     status_ = error_code_ == ErrorCode::None ? reg::kDone : reg::kFailed;
     // The result words, when the descriptor lies in HBM.
-    const auto at = address_map().decode(address, desc::kBytes);
-    if (address % desc::kAlign == 0 && at && at->region == DecodedAddress::Region::Hbm) {
+    if (const auto at = descriptor_at(address)) {
       std::array<std::uint8_t, 16> result{};
       const auto status = static_cast<std::uint32_t>(status_), code = static_cast<std::uint32_t>(error_code_);
       std::memcpy(result.data(), &status, 4);

@@ -18,6 +18,7 @@
 // stays kRunning; after a kernel fault the accelerator takes no further job.
 #include <cstdint>
 #include <deque>
+#include <optional>
 #include <string>
 
 #include <systemc>
@@ -61,6 +62,8 @@ class Accelerator : public sc_core::sc_module {
   void run_jobs();  // SC_THREAD: the queue's jobs, one at a time
   // One job: fetch, validate, plan, run (or write the layout table). Throws JobError.
   void run_job(std::uint64_t address);
+  // Where a descriptor lies: 64-byte aligned inside one HBM channel, else nullopt.
+  std::optional<DecodedAddress> descriptor_at(std::uint64_t address);
   void launch_and_wait(const PlannedJob& job);
   // A batched decode's length list, from HBM into d.lens; the bytes it takes.
   TakenBytes read_lens(JobDescriptor& d);

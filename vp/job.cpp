@@ -54,6 +54,15 @@ void add_chunks(TensorMap& m, const DeviceTensor& t, HostRow host_row, const Add
   }
 }
 
+// One group's Q, K, V and O: rows of Q and O map to host rows by qo(r), of K and V by kv(r).
+template <class Group, class QoRow, class KvRow>
+void add_group(JobLayout& l, const Group& g, QoRow qo, KvRow kv, const AddressMap& map) {
+  add_chunks(l.q, g.q, qo, map);
+  add_chunks(l.k, g.k, kv, map);
+  add_chunks(l.v, g.v, kv, map);
+  add_chunks(l.o, g.o, qo, map);
+}
+
 // The descriptor's attention shape into a kernel's configuration.
 void take_shape(const JobDescriptor& d, gqa::AttentionShape& a) {
   a.h_q = d.h_q;
@@ -104,10 +113,9 @@ PlannedJob plan_decode_job(RuntimeContext& rt, const JobDescriptor& d, const Ten
   std::uint64_t head = 0;
   for (const auto& params : plan->params)
     for (const gqa::DecodeGroup& g : params->groups) {
-      add_chunks(l.q, g.q, [&](std::uint64_t r) { return head * m_rows + r; }, map);
-      add_chunks(l.k, g.k, [&](std::uint64_t r) { return head * c.s + r; }, map);
-      add_chunks(l.v, g.v, [&](std::uint64_t r) { return head * c.s + r; }, map);
-      add_chunks(l.o, g.o, [&](std::uint64_t r) { return head * m_rows + r; }, map);
+      add_group(
+          l, g, [&](std::uint64_t r) { return head * m_rows + r; }, [&](std::uint64_t r) { return head * c.s + r; },
+          map);
       ++head;
     }
   job.launch = [plan](RuntimeContext& r) { gqa::launch_decode(r, *plan); };
@@ -128,28 +136,27 @@ PlannedJob plan_prefill_job(RuntimeContext& rt, const JobDescriptor& d, const Te
   job.layout = empty_layout(c.shape());
   JobLayout& l = job.layout;
   const AddressMap& map = rt.system().sip(SipId(0)).address_map();
-  std::uint64_t state_rows = 0;
+  TensorMap state;  // the kernel's scratch, its rows numbered group after group
   for (const gqa::PrefillPlacement::Placed& p : placement->placed) {
     // The group's Q and O rows in the plan's tile order, as rows of the host tensors.
     std::vector<std::uint64_t> host(p.group.q.rows(), kNoRow);
     gqa::for_each_row(plan, p.group.replica, [&](std::uint64_t row, std::uint32_t head, std::uint64_t pos) {
       host[row] = (static_cast<std::uint64_t>(p.head) * g + head) * t_q + pos;
     });
-    const auto qo = [&](std::uint64_t r) { return host[r]; };
-    const auto kv = [&](std::uint64_t r) { return p.head * c.s + r; };
-    add_chunks(l.q, p.group.q, qo, map);
-    add_chunks(l.k, p.group.k, kv, map);
-    add_chunks(l.v, p.group.v, kv, map);
-    add_chunks(l.o, p.group.o, qo, map);
+    add_group(
+        l, p.group, [&](std::uint64_t r) { return host[r]; }, [&](std::uint64_t r) { return p.head * c.s + r; }, map);
     if (p.group.state.valid()) {
-      if (l.state.name.empty())
-        l.state = map_of("state", {0, 1, static_cast<std::int64_t>(p.group.state.cols())}, DType::fp32);
-      add_chunks(l.state, p.group.state, [&](std::uint64_t r) { return state_rows + r; }, map);
-      state_rows += p.group.state.rows();
+      const std::uint64_t first = state.rows;
+      add_chunks(state, p.group.state, [&](std::uint64_t r) { return first + r; }, map);
+      state.rows += p.group.state.rows();
+      state.row_elements = p.group.state.cols();
     }
   }
-  l.state.rows = state_rows;
-  if (!l.state.name.empty()) l.state.shape[0] = static_cast<std::int64_t>(state_rows);
+  if (state.rows > 0) {
+    l.state = map_of("state", {static_cast<std::int64_t>(state.rows), 1, static_cast<std::int64_t>(state.row_elements)},
+                     DType::fp32);
+    l.state.chunks = std::move(state.chunks);
+  }
   job.launch = [placement](RuntimeContext& r) { gqa::launch_prefill(r, *placement); };
   return job;
 }
@@ -193,10 +200,7 @@ PlannedJob plan_batch_job(RuntimeContext& rt, const JobDescriptor& d, const Tens
         const std::uint64_t i = r % c.page_rows;
         return i < page.rows ? h * total + first[page.request] + page.row0 + i : kNoRow;
       };
-      add_chunks(l.q, grp.q, qo, map);
-      add_chunks(l.k, grp.k, kv, map);
-      add_chunks(l.v, grp.v, kv, map);
-      add_chunks(l.o, grp.o, qo, map);
+      add_group(l, grp, qo, kv, map);
       ++h;
     }
   job.launch = [plan](RuntimeContext& r) { gqa::launch_decode_batch(r, *plan); };
