@@ -432,7 +432,9 @@ int execute_run(const RunRequest& q) {
                                  want_log && keep_log ? &log : nullptr, stream_log ? q.op_log : "");
     return finish_parts(parts, log, seconds_since(t0));
   }
-  System system("system", topo);
+  // The process ends with this run: its machine is never taken apart (hundreds of
+  // thousands of SystemC objects unregistering one by one), the exit frees it at once.
+  System& system = *new System("system", topo);
   const double elaboration_seconds = seconds_since(t0);
   std::optional<Waveform> wave;
   if (!q.vcd.empty()) {

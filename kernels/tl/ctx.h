@@ -250,6 +250,9 @@ class Ctx {
   std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>, CommandHandle> scheduler_receives_;
   TcmUse use_;
   std::string waiting_for_;
+  // Issue costs already looked up, by the op name's address (call sites pass literals):
+  // the topology's table is searched once per name instead of once per op.
+  std::vector<std::pair<const char*, std::uint64_t>> charges_;
   std::uint32_t scopes_ = 0;
   std::optional<std::uint64_t> phase_;  // the op-log record of the current phase
 };

@@ -1,9 +1,9 @@
 #include "models/common/at_router.h"
+#include "models/common/sim_time.h"
 
 namespace kb {
 
 using sc_core::sc_time;
-using sc_core::sc_time_stamp;
 using sc_core::SC_ZERO_TIME;
 
 // Internal peq phases: forward the request downstream / the response upstream / begin a
@@ -48,7 +48,7 @@ tlm::tlm_sync_enum AtRouter::nb_transport_fw(int in, tlm::tlm_generic_payload& g
       return tlm::TLM_COMPLETED;
     }
     gp.acquire();
-    const sc_time now = sc_time_stamp();
+    const sc_time now = sim_time();
     const sc_time start = reserve_path(hop->request_links, now + delay, request_bytes(gp));
     const sc_time deliver = start + hop->request_delay;
     account_until(gp, deliver, cause_);
@@ -86,8 +86,8 @@ tlm::tlm_sync_enum AtRouter::nb_transport_bw(int out, tlm::tlm_generic_payload& 
 
 void AtRouter::on_event(tlm::tlm_generic_payload& gp, const tlm::tlm_phase& phase) {
   if (phase == kForwardRequest) send_request(gp);
-  else if (phase == kForwardResponse) send_response(gp);
-  else begin_response(gp);
+  else if (phase == kForwardResponse) send_response(gp, live_.at(&gp));
+  else begin_response(gp, live_.at(&gp));
 }
 
 void AtRouter::send_request(tlm::tlm_generic_payload& gp) {
@@ -129,34 +129,39 @@ void AtRouter::request_accepted(std::size_t out) {
 
 void AtRouter::response_arrived(tlm::tlm_generic_payload& gp, const sc_time& delay,
                                 bool pass_through) {
-  const Hop& hop = live_.at(&gp).hop;
-  const sc_time now = sc_time_stamp();
+  Transaction& t = live_.at(&gp);
+  const Hop& hop = t.hop;
+  const sc_time now = sim_time();
   const sc_time start = reserve_path(hop.response_links, now + delay, response_bytes(gp));
   const sc_time deliver = start + hop.response_delay;
   account_until(gp, deliver, cause_);
-  if (pass_through && deliver == now) send_response(gp);
+  if (pass_through && deliver == now) send_response(gp, t);
   else peq_.notify(gp, kForwardResponse, deliver - now);
 }
 
-void AtRouter::send_response(tlm::tlm_generic_payload& gp) {
+void AtRouter::send_response(tlm::tlm_generic_payload& gp, const Transaction& t) {
   sc_time later;
-  switch (in_gates_[live_.at(&gp).in].offer(gp, later)) {
+  switch (in_gates_[t.in].offer(gp, later)) {
     case ResponseGate::Turn::Queued: return;
     case ResponseGate::Turn::Later: peq_.notify(gp, kResumeResponse, later); return;
-    case ResponseGate::Turn::Now: begin_response(gp);
+    case ResponseGate::Turn::Now: begin_response(gp, t);
   }
 }
 
-void AtRouter::begin_response(tlm::tlm_generic_payload& gp) {
+void AtRouter::begin_response(tlm::tlm_generic_payload& gp, const Transaction& t) {
   tlm::tlm_phase phase = tlm::BEGIN_RESP;
   sc_time delay = SC_ZERO_TIME;
-  const tlm::tlm_sync_enum status = (*targets_[live_.at(&gp).in])->nb_transport_bw(gp, phase, delay);
+  const std::size_t in = t.in;  // the map may rehash in the call (the initiator's next request)
+  const tlm::tlm_sync_enum status = (*targets_[in])->nb_transport_bw(gp, phase, delay);
   if (status == tlm::TLM_COMPLETED || (status == tlm::TLM_UPDATED && phase == tlm::END_RESP))
-    response_done(gp, delay);
+    response_done(gp, in, delay);
 }
 
 void AtRouter::response_done(tlm::tlm_generic_payload& gp, const sc_time& delay) {
-  const std::size_t in = live_.at(&gp).in;
+  response_done(gp, live_.at(&gp).in, delay);
+}
+
+void AtRouter::response_done(tlm::tlm_generic_payload& gp, std::size_t in, const sc_time& delay) {
   live_.erase(&gp);
   if (tlm::tlm_generic_payload* next = in_gates_[in].end(delay)) peq_.notify(*next, kForwardResponse, SC_ZERO_TIME);
   gp.release();
@@ -168,11 +173,11 @@ void AtRouter::b_transport(int in, tlm::tlm_generic_payload& gp, sc_time& delay)
     gp.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
     return;
   }
-  const sc_time now = sc_time_stamp();
+  const sc_time now = sim_time();
   sc_time start = reserve_path(hop->request_links, now + delay, request_bytes(gp));
   delay = start + hop->request_delay - now;
   (*initiators_[hop->out])->b_transport(gp, delay);
-  const sc_time back = sc_time_stamp();  // the target may have waited
+  const sc_time back = sim_time();  // the target may have waited
   start = reserve_path(hop->response_links, back + delay, response_bytes(gp));
   delay = start + hop->response_delay - back;
 }

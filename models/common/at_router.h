@@ -73,16 +73,18 @@ class AtRouter : public sc_core::sc_module {
   void invalidate_direct_mem_ptr(int out, sc_dt::uint64 start, sc_dt::uint64 end);
   void on_event(tlm::tlm_generic_payload& gp, const tlm::tlm_phase& phase);
 
+  // The response steps take the payload's Transaction, looked up once a step.
   void send_request(tlm::tlm_generic_payload& gp);
-  void send_response(tlm::tlm_generic_payload& gp);  // when its in port's turn comes
-  void begin_response(tlm::tlm_generic_payload& gp);
+  void send_response(tlm::tlm_generic_payload& gp, const Transaction& t);  // when its in port's turn comes
+  void begin_response(tlm::tlm_generic_payload& gp, const Transaction& t);
   void request_accepted(std::size_t out);
   // `pass_through`: a response due now may go upstream within this call (not when the
   // upstream's request call has not yet returned).
   void response_arrived(tlm::tlm_generic_payload& gp, const sc_core::sc_time& delay,
                         bool pass_through);
-  // The initiator took the response, its END_RESP `delay` after now.
+  // The initiator took the response, its END_RESP `delay` after now; `in`: its in port.
   void response_done(tlm::tlm_generic_payload& gp, const sc_core::sc_time& delay);
+  void response_done(tlm::tlm_generic_payload& gp, std::size_t in, const sc_core::sc_time& delay);
 
   std::vector<std::unique_ptr<TargetSocket>> targets_;
   std::vector<std::unique_ptr<InitiatorSocket>> initiators_;

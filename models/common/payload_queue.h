@@ -16,6 +16,8 @@
 #include <systemc>
 #include <tlm>
 
+#include "models/common/sim_time.h"
+
 namespace kb {
 
 template <class Owner>
@@ -40,7 +42,7 @@ class PayloadQueue : public sc_core::sc_object {
       event_.notify(sc_core::SC_ZERO_TIME);
       return;
     }
-    const sc_core::sc_time at = sc_core::sc_time_stamp() + delay;
+    const sc_core::sc_time at = sim_time() + delay;
     // After every entry due no later (peq_with_cb_and_phase's order for equal times).
     if (timed_.empty() || timed_.back().at <= at) {
       timed_.push_back({at, &gp, phase});
@@ -69,7 +71,7 @@ class PayloadQueue : public sc_core::sc_object {
     due.clear();
     if (!deltas_[1 - now_parity].empty()) event_.notify(sc_core::SC_ZERO_TIME);
     if (timed_.empty()) return;
-    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    const sc_core::sc_time now = sim_time();
     while (!timed_.empty() && timed_.front().at == now) {
       const Timed e = timed_.front();  // callbacks add only later entries: the front stays
       (owner_->*callback_)(*e.gp, e.phase);

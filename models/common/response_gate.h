@@ -9,6 +9,8 @@
 #include <systemc>
 #include <tlm>
 
+#include "models/common/sim_time.h"
+
 namespace kb {
 
 class ResponseGate {
@@ -23,7 +25,7 @@ class ResponseGate {
       return Turn::Queued;
     }
     busy_ = true;
-    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    const sc_core::sc_time now = sim_time();
     if (now >= free_at_) return Turn::Now;
     later = free_at_ - now;
     return Turn::Later;
@@ -33,7 +35,7 @@ class ResponseGate {
   // response in line, to offer again (nullptr if none waits).
   tlm::tlm_generic_payload* end(const sc_core::sc_time& delay) {
     busy_ = false;
-    free_at_ = sc_core::sc_time_stamp() + delay;
+    free_at_ = sim_time() + delay;
     if (waiting_.empty()) return nullptr;
     tlm::tlm_generic_payload* next = waiting_.front();
     waiting_.pop_front();

@@ -3,11 +3,11 @@
 
 #include "models/common/path_extension.h"
 #include "models/common/payload_pool.h"
+#include "models/common/sim_time.h"
 
 namespace kb {
 
 using sc_core::sc_time;
-using sc_core::sc_time_stamp;
 
 Hbm::Hbm(const sc_core::sc_module_name& name, const Topology& topo, std::uint64_t base)
     : sc_core::sc_module(name),
@@ -70,7 +70,7 @@ tlm::tlm_sync_enum Hbm::nb_transport_fw(tlm::tlm_generic_payload& gp, tlm::tlm_p
   return responder_.forward(name(), gp, phase, delay, [this](tlm::tlm_generic_payload& req, const sc_time& d) {
     if (!admit(req)) return false;
     if (req.has_mm()) req.acquire();
-    const sc_time now = sc_time_stamp();
+    const sc_time now = sim_time();
     const sc_time done = schedule(req, now + d);
     responder_.respond(req, done - now);
     return true;
@@ -79,7 +79,7 @@ tlm::tlm_sync_enum Hbm::nb_transport_fw(tlm::tlm_generic_payload& gp, tlm::tlm_p
 
 void Hbm::b_transport(tlm::tlm_generic_payload& gp, sc_time& delay) {
   if (!admit(gp)) return;
-  const sc_time now = sc_time_stamp();
+  const sc_time now = sim_time();
   const sc_time done = schedule(gp, now + delay);
   access(gp);
   delay = done - now;

@@ -1,6 +1,7 @@
 #include "models/pe/pe_cpu.h"
 #include "models/common/clock.h"
 #include "models/common/path_extension.h"
+#include "models/common/sim_time.h"
 
 namespace kb {
 
@@ -25,11 +26,11 @@ void PeCpu::run() {
     Program program = std::move(program_);
     program_ = nullptr;
     started_ = true;
-    path_ = last_done_ = PathAccount::starting(ticks(sc_core::sc_time_stamp()));
+    path_ = last_done_ = PathAccount::starting(ticks(sim_time()));
     try {
       program(*this);
       wait_all();
-      path_.advance(ticks(sc_core::sc_time_stamp()), Cause::Cpu);
+      path_.advance(ticks(sim_time()), Cause::Cpu);
     } catch (...) {
       error_ = std::current_exception();
       if (error_hook_) error_hook_();
@@ -44,7 +45,7 @@ void PeCpu::run() {
 
 Command& PeCpu::issue(Command command) {
   Command& c = commands_.take(std::move(command));
-  c.issued = sc_core::sc_time_stamp();
+  c.issued = sim_time();
   path_.advance(ticks(c.issued), Cause::Cpu);
   c.path = path_;
   c.done = false;
@@ -77,7 +78,7 @@ void PeCpu::wait_all() {
 void PeCpu::spend(std::uint64_t cycles) {
   if (cycles == 0) return;
   sc_core::wait(cycle_ * static_cast<double>(cycles));
-  path_.advance(ticks(sc_core::sc_time_stamp()), Cause::Cpu);
+  path_.advance(ticks(sim_time()), Cause::Cpu);
 }
 
 }  // namespace kb

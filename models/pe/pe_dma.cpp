@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <sstream>
 
+#include "models/common/sim_time.h"
+
 namespace kb {
 
 PeDma::PeDma(const sc_core::sc_module_name& name, const Topology& topo)
@@ -72,7 +74,7 @@ void PeDma::burst_done(tlm::tlm_generic_payload& burst) {
   BurstExtension& state = burst_state(burst);
   Transfer& t = *state.transfer;
   PathAccount& path = state.account;  // the burst is released last
-  path.advance(ticks(sc_core::sc_time_stamp()), Cause::Dma);
+  path.advance(ticks(sim_time()), Cause::Dma);
   t.completed += burst.get_data_length();
   bytes_[lane] += burst.get_data_length();
   add_work(burst.get_data_length(), 0);

@@ -1,10 +1,10 @@
 #include "models/pe/pe_engine.h"
 #include "models/common/clock.h"
+#include "models/common/sim_time.h"
 
 namespace kb {
 
 using sc_core::sc_time;
-using sc_core::sc_time_stamp;
 
 PeEngine::PeEngine(const sc_core::sc_module_name& name, const Topology& topo, std::size_t lanes, Cause cause)
     : sc_core::sc_module(name),
@@ -54,9 +54,9 @@ void PeEngine::start_next(Lane& lane) {
   lane.waiting.pop_front();
   lane.current = &gp;
   if (lane.in_service++ == 0) traced(lane.busy_signal, 1);
-  if (in_service_++ == 0) active_since_ = sc_time_stamp();
+  if (in_service_++ == 0) active_since_ = sim_time();
   Command& cmd = CommandExtension::of(gp);
-  cmd.started = sc_time_stamp();
+  cmd.started = sim_time();
   cmd.path.join(lane.freed);  // it waited for the lane, if the lane freed after it came
   cmd.path.enter(cmd.op_id);
   start(gp, cmd);
@@ -70,7 +70,7 @@ void PeEngine::on_timer(tlm::tlm_generic_payload& gp, const tlm::tlm_phase&) { f
 
 void PeEngine::finish(tlm::tlm_generic_payload& gp) {
   Command& cmd = CommandExtension::of(gp);
-  cmd.finished = sc_time_stamp();
+  cmd.finished = sim_time();
   cmd.served = true;
   cmd.path.advance(ticks(cmd.finished), cause_);
   cmd.path.enter(cmd.op_id);

@@ -12,6 +12,7 @@
 #include "models/common/path_extension.h"
 #include "models/common/payload_queue.h"
 #include "models/common/ports.h"
+#include "models/common/sim_time.h"
 #include "models/common/waveform.h"
 #include "models/pe/command.h"
 #include "base/topology.h"
@@ -67,7 +68,7 @@ class PeEngine : public sc_core::sc_module {
     PathAccount freed;  // the account of the lane's last release
   };
   void traced(int signal, std::uint64_t value) {
-    if (wave_ != nullptr) wave_->set(signal, sc_core::sc_time_stamp(), value);
+    if (wave_ != nullptr) wave_->set(signal, sim_time(), value);
   }
   tlm::tlm_sync_enum nb_transport_fw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
                                      sc_core::sc_time& delay);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "models/common/sim_time.h"
 #include "models/noc/route_record.h"
 
 namespace kb {
@@ -75,7 +76,7 @@ void PeIpcq::on_arrival(tlm::tlm_generic_payload& gp, const tlm::tlm_phase&) {
 }
 
 void PeIpcq::deliver(tlm::tlm_generic_payload& gp) {
-  const sc_time arrival = sc_core::sc_time_stamp();
+  const sc_time arrival = sim_time();
   Message m;
   if (const auto* who = gp.get_extension<MessageExtension>()) {
     m.src_cube = who->src_cube;

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "models/common/path_extension.h"
+#include "models/common/sim_time.h"
 
 namespace kb {
 
@@ -118,7 +119,7 @@ void PeScheduler::release_held() {
       r.arrival = message->arrival;
       ready.path.join(message->account);
     }
-    ready.path.advance(ticks(sc_core::sc_time_stamp()), Cause::Sync);
+    ready.path.advance(ticks(sim_time()), Cause::Sync);
     const std::uint64_t epoch = held_epoch_;
     dispatch(*gp);
     if (held_epoch_ != epoch) {  // start again from the front, as after any change
@@ -150,7 +151,7 @@ void PeScheduler::served(tlm::tlm_generic_payload& gp) {
   const auto it = sub_of_.find(&done);
   if (it == sub_of_.end()) {  // a plain command: back to the CPU, or the next step
     for (Composite& c : composites_)  // GEMMs held for this load may go now
-      if (c.macro && CommandExtension::of(*c.macro).after.get() == &done)
+      if (!c.held.empty() && CommandExtension::of(*c.macro).after.get() == &done)
         for (auto& [tile, path] : std::exchange(c.held, {})) {
           path.join(done.path);
           issue_gemm(c, tile, path);
@@ -172,10 +173,10 @@ void PeScheduler::served(tlm::tlm_generic_payload& gp) {
   if (c.loads < c.tiles) issue_load(c, c.loads, done.path);  // the buffer of this tile is free again
   if (c.gemms_done < c.tiles) return;
   Command& macro = CommandExtension::of(*c.macro);
-  sc_core::sc_time started = sc_core::sc_time_stamp();
+  sc_core::sc_time started = sim_time();
   for (const Command& s : c.subs) started = std::min(started, s.started);
   macro.started = started;
-  macro.finished = sc_core::sc_time_stamp();
+  macro.finished = sim_time();
   macro.path = done.path;  // the last GEMM's end
   macro.served = true;
   ++held_epoch_;
@@ -209,8 +210,8 @@ void PeScheduler::advance(Sequence& s) {
   if (s.next == s.steps.size()) {
     s.done = true;
     Command& macro = CommandExtension::of(*s.macro);
-    macro.started = s.steps.empty() ? sc_core::sc_time_stamp() : s.steps.front().started;
-    macro.finished = sc_core::sc_time_stamp();
+    macro.started = s.steps.empty() ? sim_time() : s.steps.front().started;
+    macro.finished = sim_time();
     macro.path = s.path;
     macro.served = true;
     ++held_epoch_;
@@ -228,7 +229,7 @@ void PeScheduler::advance(Sequence& s) {
   if (step.serial && &sequences_.front() != &s) return;  // earlier sequences still run
   s.in_step = true;
   ++s.next;
-  step.issued = sc_core::sc_time_stamp();
+  step.issued = sim_time();
   step.path = s.path;
   tlm::tlm_generic_payload* gp = command_payload(pool_, step);
   step_of_.insert(&step, &s);
@@ -249,6 +250,7 @@ void PeScheduler::start_composite(tlm::tlm_generic_payload& gp) {
   Composite& c = composites_.back();
   c.macro = &gp;
   c.tiles = static_cast<std::uint32_t>((cmd.b.rows + cmd.tile_rows - 1) / cmd.tile_rows);
+  c.subs.reserve(2 * c.tiles);  // a load and a GEMM a tile, never moved (sub_of_ points into it)
   PathAccount path = cmd.path;
   path.enter(cmd.op_id);
   for (std::uint32_t t = 0; t < std::min(c.tiles, cmd.stage_buffers); ++t) issue_load(c, t, path);
@@ -305,7 +307,7 @@ void PeScheduler::issue_gemm(Composite& c, std::uint32_t tile, const PathAccount
 }
 
 void PeScheduler::issue_sub(Command& sub, InitiatorPort& port, const PathAccount& path) {
-  sub.issued = sc_core::sc_time_stamp();
+  sub.issued = sim_time();
   sub.path = path;
   port.send(*command_payload(pool_, sub));
 }

@@ -38,7 +38,7 @@ class PeScheduler : public sc_core::sc_module {
   struct Composite {
     tlm::tlm_generic_payload* macro = nullptr;
     std::uint32_t tiles = 0, loads = 0, gemms_done = 0;
-    std::deque<Command> subs;
+    std::vector<Command> subs;
     // Tiles loaded while the macro's `after` command is not yet served: their GEMMs wait.
     std::vector<std::pair<std::uint32_t, PathAccount>> held;
   };

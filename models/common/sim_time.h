@@ -1,0 +1,10 @@
+#pragma once
+// The current simulated time, read inline: sc_core::sc_time_stamp() is a call into the
+// SystemC library, and the models read the time several times per transaction.
+#include <systemc>
+
+namespace kb {
+
+inline const sc_core::sc_time& sim_time() { return sc_core::sc_get_curr_simcontext()->time_stamp(); }
+
+}  // namespace kb
