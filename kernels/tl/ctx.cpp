@@ -617,6 +617,7 @@ Tensor Ctx::flash_tile(const FlashTile& f) {
 
   Command seq;
   seq.kind = Command::Kind::Sequence;
+  seq.steps.reserve(f.causal ? 15 : 14);  // the steps below: built in place, never moved
   auto stream = [&](const Tensor& ref, const Tensor* stage, TcmView a, TcmView c, bool trans_b) {
     Command x;
     if (!streamed) {  // operands in TCM: one GEMM
@@ -719,6 +720,7 @@ Tensor Ctx::merge_state(const Tensor& state, const Tensor& other) {
   seq.receive = receive_in_scheduler(other);
   seq.waits_for = pending_accesses(other, true);
   for (CommandHandle& c : pending_accesses(state, true)) seq.waits_for.push_back(std::move(c));
+  seq.steps.reserve(7);  // the steps below
   auto columns = [&](const Tensor& t, std::uint32_t begin, std::uint32_t count) {
     TcmView v = view_of(t);
     v.offset += static_cast<std::uint64_t>(begin) * 4;
