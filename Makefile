@@ -2,7 +2,7 @@
 BUILD ?= build/release
 JOBS ?= 2
 
-.PHONY: setup configure program build run test fuzz asan clean
+.PHONY: setup configure program build run test fast fuzz asan clean
 
 setup:
 	@scripts/setup.sh
@@ -24,6 +24,10 @@ test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 	scripts/fuzz.sh 30
 	scripts/compiler_parity.sh $(BUILD)
+
+# A profile-guided build of the program for long runs and sweeps: build/fast/kernbench.
+fast: setup
+	scripts/build_pgo.sh build/fast
 
 # The fuzz targets for FUZZ_SECONDS each (the long run of BENCHMARKS.md: 600).
 FUZZ_SECONDS ?= 600
