@@ -397,18 +397,7 @@ Tensor Ctx::load(const DeviceTensor& t, RowRange rows, const Tensor* into) {
   for (const PendingStore& st : stores_)
     if (st.tensor == &t.placements() && st.rows.begin < rows.end() && rows.begin < st.rows.end())
       block_on(*st.cmd, [&] { return "a store to rows of '" + t.name() + "' before loading them"; });
-  Command c;
-  c.kind = Command::Kind::DmaRead;
-  c.address = src.ref_->address;
-  c.bytes = x.bytes();
-  if (data_) c.tcm = pe_.tcm.data(view_of(x).offset);
-  OpRecord r;
-  r.engine = "dma";
-  r.kind = "load";
-  r.bytes = c.bytes;
-  r.tensor = t.name();
-  r.shape = shape_text(x.shape());
-  add_writer(x, issue(std::move(c), std::move(r)));
+  add_writer(x, issue_dma(Command::Kind::DmaRead, "load", src.ref_->address, t, x));
   return x;
 }
 
@@ -425,20 +414,25 @@ void Ctx::store(const DeviceTensor& t, RowRange rows, const Tensor& x) {
   if (x.elements() != dst.elements() || x.cols() != dst.cols())
     fail(op, "shape mismatch: value " + shape_text(x.shape()) + " into rows of '" + t.name() +
                  "' shaped " + shape_text(dst.shape()));
+  const Command& cmd = issue_dma(Command::Kind::DmaWrite, op.c_str(), dst.ref_->address, t, x);
+  add_reader(x, cmd);
+  stores_.push_back({&t.placements(), rows, CommandHandle(cmd)});
+}
+
+Command& Ctx::issue_dma(Command::Kind kind, const char* op, std::uint64_t address, const DeviceTensor& t,
+                        const Tensor& x) {
   Command c;
-  c.kind = Command::Kind::DmaWrite;
-  c.address = dst.ref_->address;
+  c.kind = kind;
+  c.address = address;
   c.bytes = x.bytes();
   if (data_) c.tcm = pe_.tcm.data(view_of(x).offset);
   OpRecord r;
   r.engine = "dma";
-  r.kind = "store";
+  r.kind = op;
   r.bytes = c.bytes;
   r.tensor = t.name();
   r.shape = shape_text(x.shape());
-  const Command& cmd = issue(std::move(c), std::move(r));
-  add_reader(x, cmd);
-  stores_.push_back({&t.placements(), rows, CommandHandle(cmd)});
+  return issue(std::move(c), std::move(r));
 }
 
 // ---- GEMM -----------------------------------------------------------------------------

@@ -204,6 +204,9 @@ class Ctx {
   // load and store address); checks them, issues nothing.
   Tensor hbm_rows(const std::string& op, const DeviceTensor& t, RowRange rows) const;
   Command& issue(Command cmd, OpRecord record);
+  // A DMA command between HBM at `address` (rows of t) and x in TCM, with its record.
+  Command& issue_dma(Command::Kind kind, const char* op, std::uint64_t address, const DeviceTensor& t,
+                     const Tensor& x);
   std::uint64_t record_cpu(const std::string& kind, const char* cpu_op, const std::string& tensor);
   // Waits until `cmd` is done; `what()` says what for (a deadlock report names it), and is
   // made only if it must wait.
