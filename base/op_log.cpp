@@ -9,14 +9,14 @@
 
 namespace kb {
 
-std::uint64_t OpLog::append(OpRecord r) {
+std::uint64_t OpLog::append(OpRecord&& r) {
   r.id = next_++;
   if (keep_) records_.push_back(std::move(r));
   else open_.insert(r.id, std::move(r));
   return next_ - 1;
 }
 
-std::uint64_t OpLog::append_closed(OpRecord r) {
+std::uint64_t OpLog::append_closed(OpRecord&& r) {
   const std::uint64_t id = append(std::move(r));
   close(id);
   return id;

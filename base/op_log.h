@@ -56,8 +56,9 @@ class OpLog {
   // so a run's memory does not grow with its ops.
   void keep(bool on) { keep_ = on; }
   bool keeps() const { return keep_; }
-  std::uint64_t append(OpRecord r);         // opens a record; returns its id
-  std::uint64_t append_closed(OpRecord r);  // a record final when made
+  std::uint64_t append(OpRecord&& r);  // opens a record; returns its id
+  std::uint64_t append(const OpRecord& r) { return append(OpRecord(r)); }
+  std::uint64_t append_closed(OpRecord&& r);  // a record final when made
   OpRecord& at(std::uint64_t id);           // an open record, or a kept one
   void close(std::uint64_t id);
   // Closes, in id order, the records still open (a run stopped before they finished).

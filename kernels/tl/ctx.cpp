@@ -253,7 +253,7 @@ std::string command_shape(const Command& c) {
 }
 }  // namespace
 
-Command& Ctx::issue(Command cmd, OpRecord record) {
+Command& Ctx::issue(Command cmd, OpRecord&& record) {
   if (record.shape.empty()) record.shape = command_shape(cmd);
   record.kernel = kernel_;
   record.pe = coord();
