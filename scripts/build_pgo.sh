@@ -17,7 +17,7 @@ build=${1:-build/fast}
 profile=$(realpath -m "$build/profile")
 jobs=${JOBS:-2}
 
-configure() {  # $1: the profile flags
+configure() {  # $1: the compile flags, $2: the link flags (none by default)
   cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DKERNBENCH_BUILD_TESTS=OFF \
     "-DCMAKE_CXX_FLAGS=$1 -fprofile-dir=$profile" "-DCMAKE_EXE_LINKER_FLAGS=${2:-}" >/dev/null
 }

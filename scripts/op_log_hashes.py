@@ -46,6 +46,8 @@ def main():
     if len(args) > 1 or (args and args[0].startswith("-")):
         sys.exit(__doc__)
     build = args[0] if args else "build/release"
+    if not os.access(os.path.join(build, "kernbench"), os.X_OK):
+        sys.exit(f"op_log_hashes: no program {os.path.join(build, 'kernbench')} (build it first)")
     with open(CASES) as f:
         cases = json.load(f)
     measured = measure(build, cases)
