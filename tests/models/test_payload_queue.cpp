@@ -1,10 +1,13 @@
 // PayloadQueue against tlm_utils::peq_with_cb_and_phase: fed the same notifications (zero
 // delays in even and odd deltas, equal and out-of-order times, callbacks that notify
 // again), both call back the same payloads in the same order at the same instants and
-// deltas.
+// deltas; and several queues that notify one another call back in the same order across
+// queues as several peq_with_cb_and_phase do, though their zero-delay callbacks all run
+// from one dispatching process.
 #include <gtest/gtest.h>
 
 #include <array>
+#include <memory>
 #include <random>
 #include <tuple>
 #include <vector>
@@ -68,6 +71,85 @@ TEST(PayloadQueue, CallsBackAsPeqWithCbAndPhaseDoes) {
   sc_core::sc_start();
   ASSERT_EQ(twins.ours.size(), 600u);  // 400 notifications and an END_REQ for each of the 200 BEGIN_REQs
   EXPECT_EQ(twins.ours, twins.theirs);
+}
+
+// Eight lanes, each with one of ours and one of theirs. A callback logs itself and, for a
+// BEGIN_REQ, notifies the next lane's queue of the same kind, at once or a cycle later, so
+// that many queues are due in one delta. Ours run first, to the end; then theirs, from
+// an empty timed-event heap as ours started, so that SystemC orders both alike.
+struct Lanes : sc_core::sc_module {
+  struct Lane {
+    Lane(Lanes* lanes, int i) : all(lanes), index(i) {}
+    Lanes* all;
+    int index;
+    PayloadQueue<Lane> ours{this, &Lane::ours_called};
+    tlm_utils::peq_with_cb_and_phase<Lane> theirs{this, &Lane::theirs_called};
+
+    void ours_called(tlm::tlm_generic_payload& gp, const tlm::tlm_phase& phase) { all->called(false, index, gp, phase); }
+    void theirs_called(tlm::tlm_generic_payload& gp, const tlm::tlm_phase& phase) { all->called(true, index, gp, phase); }
+  };
+  // (time and delta since the run began, lane, payload, phase)
+  using Entry = std::tuple<sc_core::sc_time, sc_dt::uint64, int, int, int>;
+
+  std::array<tlm::tlm_generic_payload, 32> payloads;
+  std::vector<std::unique_ptr<Lane>> lanes;
+  std::vector<Entry> log[2];
+  sc_core::sc_event start_theirs;
+  sc_core::sc_time began;
+  sc_dt::uint64 began_delta = 0;
+
+  SC_CTOR(Lanes) {
+    for (int i = 0; i < 8; ++i) lanes.push_back(std::make_unique<Lane>(this, i));
+    SC_THREAD(drive);
+  }
+
+  void notify(bool theirs, int lane, tlm::tlm_generic_payload& gp, const tlm::tlm_phase& phase,
+              const sc_core::sc_time& delay) {
+    Lane& l = *lanes[static_cast<std::size_t>(lane)];
+    if (theirs) l.theirs.notify(gp, phase, delay);
+    else l.ours.notify(gp, phase, delay);
+  }
+  void called(bool theirs, int lane, tlm::tlm_generic_payload& gp, const tlm::tlm_phase& phase) {
+    const int payload = static_cast<int>(&gp - payloads.data());
+    log[theirs].emplace_back(sc_core::sc_time_stamp() - began, sc_core::sc_delta_count() - began_delta, lane, payload,
+                             static_cast<int>(phase));
+    if (phase != tlm::BEGIN_REQ) return;
+    const sc_core::sc_time again = payload % 3 == 0 ? sc_core::sc_time(1, sc_core::SC_NS) : sc_core::SC_ZERO_TIME;
+    notify(theirs, (lane + 1) % 8, gp, tlm::END_REQ, again);
+  }
+
+  void run(bool theirs) {
+    began = sc_core::sc_time_stamp();
+    began_delta = sc_core::sc_delta_count();
+    std::mt19937 random{11};
+    std::uniform_int_distribution<int> delay(0, 3), pick(0, 31), lane(0, 7), step(0, 4);
+    for (int round = 0; round < 600; ++round) {
+      const tlm::tlm_phase phase = round % 2 ? tlm::BEGIN_REQ : tlm::BEGIN_RESP;
+      const int d = delay(random);
+      notify(theirs, lane(random), payloads[static_cast<std::size_t>(pick(random))], phase,
+             d == 0 ? sc_core::SC_ZERO_TIME : sc_core::sc_time(d, sc_core::SC_NS));
+      switch (step(random)) {
+        case 0:
+        case 1: break;
+        case 2: wait(sc_core::SC_ZERO_TIME); break;
+        default: wait(sc_core::sc_time(delay(random) + 1, sc_core::SC_NS));
+      }
+    }
+  }
+  void drive() {
+    run(false);
+    wait(start_theirs);
+    run(true);
+  }
+};
+
+TEST(PayloadQueue, QueuesCallBackInTheOrderOfTheirOwnProcesses) {
+  Lanes lanes("lanes");
+  sc_core::sc_start();  // ours, to the last callback
+  lanes.start_theirs.notify(sc_core::SC_ZERO_TIME);
+  sc_core::sc_start();
+  ASSERT_EQ(lanes.log[0].size(), 900u);  // 600 notifications and an END_REQ for each of the 300 BEGIN_REQs
+  EXPECT_EQ(lanes.log[0], lanes.log[1]);
 }
 
 }  // namespace
