@@ -5,36 +5,36 @@
 // no earlier than every pending one, as an HBM channel's or a link's responses are, goes
 // on the back at once; peq_with_cb_and_phase walks its whole linked list to find the
 // end, a cache miss per pending entry (about 9 of a DMA burst's 131 first-level misses).
-// Its zero-delay callbacks run from the simulation's DeltaDispatch, in the order its own
-// method would run them, and its event keeps only the timed notifications.
+// It has no process or event of its own: its zero-delay callbacks run from the
+// simulation's DeltaDispatch and its timed ones from the TimedDispatch, in the order in
+// which a process of its own, woken by an event of its own, would run them.
 #include <algorithm>
 #include <deque>
 #include <utility>
 #include <vector>
 
-#ifndef SC_INCLUDE_DYNAMIC_PROCESSES  // for sc_spawn (<systemc> adds it when included again)
-#define SC_INCLUDE_DYNAMIC_PROCESSES
-#endif
 #include <systemc>
 #include <tlm>
 
-#include "models/common/delta_dispatch.h"
+#include "models/common/dispatch.h"
 #include "models/common/sim_time.h"
 
 namespace kb {
 
 template <class Owner>
-class PayloadQueue : public sc_core::sc_object, private DeltaSink {
+class PayloadQueue : public sc_core::sc_object, private DeltaSink, private TimedSink {
  public:
   using Callback = void (Owner::*)(tlm::tlm_generic_payload&, const tlm::tlm_phase&);
 
   PayloadQueue(Owner* owner, Callback callback)
       : sc_core::sc_object(sc_core::sc_gen_unique_name("payload_queue")), owner_(owner), callback_(callback) {
-    sc_core::sc_spawn_options opts;
-    opts.spawn_method();
-    opts.set_sensitivity(&event_);
-    opts.dont_initialize();
-    sc_core::sc_spawn(sc_bind(&PayloadQueue::fire, this), sc_core::sc_gen_unique_name("fire"), &opts);
+    // Both dispatchers' processes are made while the machine is built, not mid-run.
+    DeltaDispatch::get();
+    TimedDispatch::get();
+  }
+  ~PayloadQueue() override {
+    if (timed_pending_.pending()) TimedDispatch::get().cancel(timed_pending_);
+    if (delta_asked_) DeltaDispatch::get().remove(this);
   }
 
   // The callback gets (gp, phase) after `delay`; a zero delay means the next delta.
@@ -54,7 +54,7 @@ class PayloadQueue : public sc_core::sc_object, private DeltaSink {
                                           [](const sc_core::sc_time& t, const Timed& e) { return t < e.at; });
       timed_.insert(after, {at, &gp, phase});
     }
-    if (!delta_asked_) event_.notify(delay);  // only moves a later pending notification earlier
+    if (!delta_asked_) TimedDispatch::get().notify(this, timed_pending_, delay);  // only ever earlier
   }
 
  private:
@@ -65,18 +65,20 @@ class PayloadQueue : public sc_core::sc_object, private DeltaSink {
   };
   using Entry = std::pair<tlm::tlm_generic_payload*, tlm::tlm_phase>;
 
-  // What notify(SC_ZERO_TIME) on the queue's event did: a pending timed notification is
-  // dropped (taken again after the delta's callbacks), and later ones wait for the delta.
+  // What notify(SC_ZERO_TIME) on an event of its own would do: a pending timed
+  // notification is dropped (taken again after the delta's callbacks), and later ones
+  // wait for the delta.
   void ask_delta() {
     if (delta_asked_) return;
     delta_asked_ = true;
-    event_.cancel();
+    TimedDispatch::get().cancel(timed_pending_);
     DeltaDispatch::get().add(this);
   }
   void fire_delta() override {
     delta_asked_ = false;
     fire();
   }
+  void fire_timed() override { fire(); }
 
   void fire() {
     // The deltas of this parity (notified in a delta of the other one), in notify order;
@@ -93,14 +95,14 @@ class PayloadQueue : public sc_core::sc_object, private DeltaSink {
       (owner_->*callback_)(*e.gp, e.phase);
       timed_.pop_front();
     }
-    if (!timed_.empty() && !delta_asked_) event_.notify(timed_.front().at - now);
+    if (!timed_.empty() && !delta_asked_) TimedDispatch::get().notify(this, timed_pending_, timed_.front().at - now);
   }
 
   Owner* owner_;
   Callback callback_;
   std::deque<Timed> timed_;
   std::vector<Entry> deltas_[2];  // zero-delay entries due in an even / odd delta
-  sc_core::sc_event event_;
+  TimedDispatch::Pending timed_pending_;
   bool delta_asked_ = false;  // the dispatcher fires this queue in the next delta
 };
 

@@ -77,7 +77,7 @@ void PeCpu::wait_all() {
 
 void PeCpu::spend(std::uint64_t cycles) {
   if (cycles == 0) return;
-  sc_core::wait(cycle_ * static_cast<double>(cycles));
+  alarm_.sleep(cycle_ * static_cast<double>(cycles));
   path_.advance(ticks(sim_time()), Cause::Cpu);
 }
 

@@ -11,6 +11,7 @@
 #include "base/ids.h"
 #include "models/common/payload_pool.h"
 #include "models/common/ports.h"
+#include "models/common/dispatch.h"
 #include "models/pe/command.h"
 #include "base/topology.h"
 
@@ -61,6 +62,7 @@ class PeCpu : public sc_core::sc_module {
   sc_core::sc_time cycle_;
   Program program_;
   sc_core::sc_event program_loaded_, completed_, finished_event_;
+  ThreadAlarm alarm_;  // the timed waits of `spend`
   bool finished_ = false, started_ = false;
   std::exception_ptr error_;
   CompletionHook hook_;

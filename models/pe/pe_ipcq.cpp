@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "models/common/sim_time.h"
+#include "models/common/dispatch.h"
 #include "models/noc/route_record.h"
 
 namespace kb {
@@ -122,7 +123,13 @@ tlm::tlm_sync_enum PeIpcq::mailbox_fw(tlm::tlm_generic_payload& gp, tlm::tlm_pha
 
 void PeIpcq::mailbox_b_transport(tlm::tlm_generic_payload& gp, sc_time& delay) {
   if (!admit_message(gp)) return;
-  sc_core::wait(delay);  // b_transport may wait: the message arrives at the annotated time
+  // b_transport may wait: the message arrives at the annotated time
+  if (delay == sc_core::SC_ZERO_TIME) {
+    sc_core::wait(delay);
+  } else {
+    ThreadAlarm alarm;  // in the caller's thread, as every timed wait, through the TimedDispatch
+    alarm.sleep(delay);
+  }
   delay = sc_core::SC_ZERO_TIME;
   deliver(gp);
 }

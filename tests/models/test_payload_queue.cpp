@@ -2,8 +2,8 @@
 // delays in even and odd deltas, equal and out-of-order times, callbacks that notify
 // again), both call back the same payloads in the same order at the same instants and
 // deltas; and several queues that notify one another call back in the same order across
-// queues as several peq_with_cb_and_phase do, though their zero-delay callbacks all run
-// from one dispatching process.
+// queues as several peq_with_cb_and_phase do, though two dispatching processes run all
+// their callbacks (the zero-delay ones and the timed ones).
 #include <gtest/gtest.h>
 
 #include <array>
@@ -15,6 +15,7 @@
 #include <tlm_utils/peq_with_cb_and_phase.h>
 
 #include "models/common/payload_queue.h"
+#include "models/common/dispatch.h"
 
 namespace kb {
 namespace {
@@ -75,8 +76,8 @@ TEST(PayloadQueue, CallsBackAsPeqWithCbAndPhaseDoes) {
 
 // Eight lanes, each with one of ours and one of theirs. A callback logs itself and, for a
 // BEGIN_REQ, notifies the next lane's queue of the same kind, at once or a cycle later, so
-// that many queues are due in one delta. Ours run first, to the end; then theirs, from
-// an empty timed-event heap as ours started, so that SystemC orders both alike.
+// that many queues are due in one delta and at one instant. Ours run first, to the end;
+// then theirs, from an empty timed-event heap as ours started.
 struct Lanes : sc_core::sc_module {
   struct Lane {
     Lane(Lanes* lanes, int i) : all(lanes), index(i) {}
@@ -95,6 +96,7 @@ struct Lanes : sc_core::sc_module {
   std::vector<std::unique_ptr<Lane>> lanes;
   std::vector<Entry> log[2];
   sc_core::sc_event start_theirs;
+  ThreadAlarm alarm;
   sc_core::sc_time began;
   sc_dt::uint64 began_delta = 0;
 
@@ -132,7 +134,13 @@ struct Lanes : sc_core::sc_module {
         case 0:
         case 1: break;
         case 2: wait(sc_core::SC_ZERO_TIME); break;
-        default: wait(sc_core::sc_time(delay(random) + 1, sc_core::SC_NS));
+        default: {
+          // Every timed wait of a kernbench simulation is the TimedDispatch's, as ours
+          // must be; theirs are SystemC's own.
+          const sc_core::sc_time t(delay(random) + 1, sc_core::SC_NS);
+          if (theirs) wait(t);
+          else alarm.sleep(t);
+        }
       }
     }
   }

@@ -1,0 +1,160 @@
+#include "models/common/dispatch.h"
+
+#include <algorithm>
+
+#ifndef SC_INCLUDE_DYNAMIC_PROCESSES  // for sc_spawn
+#define SC_INCLUDE_DYNAMIC_PROCESSES
+#endif
+#include <systemc>
+
+#include "models/common/sim_time.h"
+
+namespace kb {
+
+namespace {
+constexpr std::uint64_t kNever = ~std::uint64_t{0};
+}
+
+DispatchProcess::DispatchProcess(const char* name) {
+  sc_core::sc_spawn_options opts;
+  opts.spawn_method();
+  opts.set_sensitivity(&event_);
+  opts.dont_initialize();
+  sc_core::sc_spawn(sc_bind(&DispatchProcess::run, this), sc_core::sc_gen_unique_name(name), &opts);
+}
+
+DeltaDispatch& DeltaDispatch::get() {
+  static DeltaDispatch* const dispatch = new DeltaDispatch;
+  return *dispatch;
+}
+
+TimedDispatch& TimedDispatch::get() {
+  static TimedDispatch* const dispatch = new TimedDispatch;
+  return *dispatch;
+}
+
+void DeltaDispatch::remove(DeltaSink* sink) {
+  std::erase(asked_, sink);
+  std::replace(serving_.begin(), serving_.end(), sink, static_cast<DeltaSink*>(nullptr));
+}
+
+void DeltaDispatch::run() {
+  // Sinks that ask while these fire are for the next delta.
+  serving_.swap(asked_);
+  for (auto it = serving_.rbegin(); it != serving_.rend(); ++it)
+    if (*it) (*it)->fire_delta();
+  serving_.clear();
+}
+
+void TimedDispatch::notify(TimedSink* sink, Pending& pending, const sc_core::sc_time& delay) {
+  const std::uint64_t at = (sim_time() + delay).value();
+  if (pending.slot_ != kNone) {
+    if (slots_[pending.slot_].at <= at) return;
+    cancel(pending);
+  }
+  std::uint32_t slot;
+  if (free_slots_.empty()) {
+    slot = static_cast<std::uint32_t>(slots_.size());
+    slots_.push_back({at, sink, &pending});
+  } else {
+    slot = free_slots_.back();
+    free_slots_.pop_back();
+    slots_[slot] = {at, sink, &pending};
+  }
+  pending.slot_ = slot;
+  insert(at, slot);
+  if (at < scheduled_) schedule(at);
+}
+
+void TimedDispatch::cancel(Pending& pending) {
+  if (pending.slot_ == kNone) return;
+  Slot& s = slots_[pending.slot_];
+  s.sink = nullptr;  // its entry stays in the heap until it reaches the top
+  s.pending = nullptr;
+  pending.slot_ = kNone;
+  if (s.at == scheduled_) schedule(earliest_live());
+}
+
+void TimedDispatch::insert(std::uint64_t at, std::uint32_t slot) {
+  heap_.push_back({at, slot});
+  std::size_t i = heap_.size() - 1;
+  while (i > 1 && heap_[i / 2].at > at) {
+    heap_[i] = heap_[i / 2];
+    i /= 2;
+  }
+  heap_[i] = {at, slot};
+}
+
+TimedDispatch::Entry TimedDispatch::take_top() {
+  const Entry top = heap_[1];
+  heap_[1] = heap_.back();
+  heap_.pop_back();
+  const std::size_t size = heap_.size() - 1;
+  std::size_t i = 1;
+  for (std::size_t l = 2; l <= size; l = 2 * i) {
+    std::size_t first = heap_[l].at < heap_[i].at ? l : i;
+    if (l + 1 <= size && heap_[l + 1].at < heap_[first].at) first = l + 1;
+    if (first == i) break;
+    std::swap(heap_[i], heap_[first]);
+    i = first;
+  }
+  return top;
+}
+
+void TimedDispatch::release(std::uint32_t slot) {
+  Slot& s = slots_[slot];
+  if (s.pending) s.pending->slot_ = kNone;
+  s.sink = nullptr;
+  s.pending = nullptr;
+  free_slots_.push_back(slot);
+}
+
+std::uint64_t TimedDispatch::earliest_live() const {
+  // A live entry's subtree holds nothing earlier, so the walk stops at the first live
+  // entry on each path; withdrawn entries are few.
+  std::uint64_t best = kNever;
+  const std::size_t size = heap_.size() - 1;
+  walk_.assign(1, 1);
+  while (!walk_.empty()) {
+    const std::size_t i = walk_.back();
+    walk_.pop_back();
+    if (i > size || heap_[i].at >= best) continue;
+    if (live(heap_[i])) {
+      best = heap_[i].at;
+      continue;
+    }
+    walk_.push_back(2 * i);
+    walk_.push_back(2 * i + 1);
+  }
+  return best;
+}
+
+void TimedDispatch::schedule(std::uint64_t earliest) {
+  if (earliest == scheduled_) return;
+  if (earliest > scheduled_ || earliest == kNever) event_.cancel();  // sc_event moves only earlier
+  scheduled_ = earliest;
+  if (earliest != kNever) event_.notify(sc_core::sc_time::from_value(earliest) - sim_time());
+}
+
+void TimedDispatch::run() {
+  scheduled_ = kNever;  // event_ has fired
+  const std::uint64_t now = sim_time().value();
+  // As SystemC's time step: withdrawn entries on top leave first, then every entry due
+  // now is taken out (its sink no longer pending) before any sink runs.
+  while (heap_.size() > 1 && !live(heap_[1])) release(take_top().slot);
+  due_.clear();
+  while (heap_.size() > 1 && heap_[1].at == now) {
+    const Entry e = take_top();
+    if (TimedSink* sink = slots_[e.slot].sink) due_.push_back(sink);
+    release(e.slot);
+  }
+  for (TimedSink* sink : due_) sink->fire_timed();
+  schedule(earliest_live());
+}
+
+void ThreadAlarm::sleep(const sc_core::sc_time& delay) {
+  TimedDispatch::get().notify(this, pending_, delay);
+  sc_core::wait(wake_);
+}
+
+}  // namespace kb

@@ -1,0 +1,150 @@
+#pragma once
+// The simulation's two dispatchers: one SystemC method process runs every payload
+// queue's zero-delay callbacks (DeltaDispatch), another every timed wake-up, of the
+// queues and of the program threads' timed waits (TimedDispatch).
+//
+// Why: a deferral through an event and a process of its own costs an event trigger and
+// a process dispatch, and SystemC keeps a timed notification as a pointer to a separately
+// allocated record in its heap, compared through a function pointer and both pointers.
+// Each touches objects that nothing else in the transaction touches: cache misses, the
+// largest single cost of a run. Here a deferral is a pointer in a list, and a timed entry
+// its time and a slot number side by side in one array.
+//
+// Why the order stays SystemC's, so that no same-instant order and no op log moves:
+// - Deltas. At the end of a delta SystemC triggers the delta events in the reverse order
+//   of their notification, and runs the methods they wake in that order before any
+//   thread. In a kernbench simulation the only methods woken in a delta are payload
+//   queues' (everything else that waits on a delta is a thread), so serving the queues
+//   from one method, last asked first, runs their callbacks in the order their own
+//   methods ran, and every thread still runs after them in its own order.
+// - Instants. Events due at one instant run in the order SystemC's heap gives them up,
+//   and that order depends on every insertion and removal before. The TimedDispatch heap
+//   is the same kind (a binary heap in an array from index 1, an entry moving up only past
+//   a strictly later parent and down only below a strictly earlier child), it sees the
+//   same insertions in the same order, a withdrawn notification stays in it until it
+//   comes to the top, as in SystemC's, and the entries due at an instant are all taken
+//   out before any of them runs. Everything that waits on a time in a kernbench
+//   simulation waits here, so no entry of SystemC's own heap falls between two of these.
+#include <cstdint>
+#include <vector>
+
+#include <systemc>
+
+namespace kb {
+
+// A method process woken by its own event, made once per simulation on first use (as
+// SystemC's simulation context, it lives as long as the program).
+class DispatchProcess {
+ protected:
+  explicit DispatchProcess(const char* name);
+  virtual void run() = 0;
+  ~DispatchProcess() = default;
+
+  sc_core::sc_event event_;
+};
+
+// What a queue does when its delta comes.
+class DeltaSink {
+ public:
+  virtual void fire_delta() = 0;
+
+ protected:
+  ~DeltaSink() = default;
+};
+
+// What is woken when its time comes.
+class TimedSink {
+ public:
+  virtual void fire_timed() = 0;
+
+ protected:
+  ~TimedSink() = default;
+};
+
+class DeltaDispatch final : private DispatchProcess {
+ public:
+  static DeltaDispatch& get();
+
+  // `sink` fires in the next delta; a sink asks at most once a delta.
+  void add(DeltaSink* sink) {
+    asked_.push_back(sink);
+    event_.notify(sc_core::SC_ZERO_TIME);
+  }
+  // A sink that goes away before its delta.
+  void remove(DeltaSink* sink);
+
+ private:
+  DeltaDispatch() : DispatchProcess("delta_dispatch") {}
+  void run() override;
+
+  std::vector<DeltaSink*> asked_;    // in this delta, for the next one
+  std::vector<DeltaSink*> serving_;  // the sinks of this delta, while they fire
+};
+
+class TimedDispatch final : private DispatchProcess {
+ public:
+  // A sink's pending notification, as an sc_event holds its own: none or one.
+  class Pending {
+   public:
+    bool pending() const { return slot_ != kNone; }
+
+   private:
+    friend class TimedDispatch;
+    std::uint32_t slot_ = kNone;
+  };
+
+  static TimedDispatch& get();
+
+  // sc_event::notify(delay) for a delay above zero: an earlier pending notification
+  // stands, a later one is withdrawn for this one.
+  void notify(TimedSink* sink, Pending& pending, const sc_core::sc_time& delay);
+  // sc_event::cancel() of a timed notification.
+  void cancel(Pending& pending);
+
+ private:
+  static constexpr std::uint32_t kNone = ~std::uint32_t{0};
+  struct Entry {
+    std::uint64_t at;    // sc_time value
+    std::uint32_t slot;  // into slots_
+  };
+  struct Slot {
+    std::uint64_t at;
+    TimedSink* sink;  // null once withdrawn
+    Pending* pending;
+  };
+
+  TimedDispatch() : DispatchProcess("timed_dispatch") {}
+  void run() override;
+  void insert(std::uint64_t at, std::uint32_t slot);
+  Entry take_top();
+  void release(std::uint32_t slot);
+  bool live(const Entry& e) const { return slots_[e.slot].sink != nullptr; }
+  std::uint64_t earliest_live() const;  // the heap unchanged; ~0 when none
+  void schedule(std::uint64_t earliest);
+
+  std::vector<Entry> heap_{Entry{0, kNone}};  // heap_[1] is the top
+  std::vector<Slot> slots_;
+  std::vector<std::uint32_t> free_slots_;
+  std::vector<TimedSink*> due_;
+  mutable std::vector<std::size_t> walk_;
+  std::uint64_t scheduled_ = ~std::uint64_t{0};  // when event_ fires; ~0 when it does not
+};
+
+// A thread's timed wait through the dispatcher: `sleep` returns after `delay`.
+class ThreadAlarm final : public TimedSink {
+ public:
+  ThreadAlarm() = default;
+  ThreadAlarm(const ThreadAlarm&) = delete;
+  ThreadAlarm& operator=(const ThreadAlarm&) = delete;
+  ~ThreadAlarm() {
+    if (pending_.pending()) TimedDispatch::get().cancel(pending_);
+  }
+  void sleep(const sc_core::sc_time& delay);
+  void fire_timed() override { wake_.notify(); }
+
+ private:
+  TimedDispatch::Pending pending_;
+  sc_core::sc_event wake_;
+};
+
+}  // namespace kb
