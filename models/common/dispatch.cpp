@@ -28,6 +28,9 @@ DeltaDispatch& DeltaDispatch::get() {
   return *dispatch;
 }
 
+TimedDispatch::TimedDispatch()
+    : sc_core::sc_prim_channel(sc_core::sc_gen_unique_name("timed_dispatch")), DispatchProcess("timed_dispatch") {}
+
 TimedDispatch& TimedDispatch::get() {
   static TimedDispatch* const dispatch = new TimedDispatch;
   return *dispatch;
@@ -63,7 +66,10 @@ void TimedDispatch::notify(TimedSink* sink, Pending& pending, const sc_core::sc_
   }
   pending.slot_ = slot;
   insert(at, slot);
-  if (at < scheduled_) schedule(at);
+  if (at < earliest_) {
+    earliest_ = at;
+    ask_update();
+  }
 }
 
 void TimedDispatch::cancel(Pending& pending) {
@@ -72,7 +78,10 @@ void TimedDispatch::cancel(Pending& pending) {
   s.sink = nullptr;  // its entry stays in the heap until it reaches the top
   s.pending = nullptr;
   pending.slot_ = kNone;
-  if (s.at == scheduled_) schedule(earliest_live());
+  if (s.at == earliest_) {
+    earliest_stale_ = true;  // found again, once, in the update phase
+    ask_update();
+  }
 }
 
 void TimedDispatch::insert(std::uint64_t at, std::uint32_t slot) {
@@ -129,11 +138,22 @@ std::uint64_t TimedDispatch::earliest_live() const {
   return best;
 }
 
-void TimedDispatch::schedule(std::uint64_t earliest) {
-  if (earliest == scheduled_) return;
-  if (earliest > scheduled_ || earliest == kNever) event_.cancel();  // sc_event moves only earlier
-  scheduled_ = earliest;
-  if (earliest != kNever) event_.notify(sc_core::sc_time::from_value(earliest) - sim_time());
+void TimedDispatch::ask_update() {
+  if (update_asked_) return;
+  update_asked_ = true;
+  request_update();
+}
+
+void TimedDispatch::update() {
+  // Once a delta, however many notifications moved the earliest: event_ then moves at
+  // most once, and SystemC's heap takes one entry, not one per move.
+  update_asked_ = false;
+  if (earliest_stale_) earliest_ = earliest_live();
+  earliest_stale_ = false;
+  if (earliest_ == scheduled_) return;
+  if (earliest_ > scheduled_) event_.cancel();  // an sc_event's notification moves only earlier
+  scheduled_ = earliest_;
+  if (scheduled_ != kNever) event_.notify(sc_core::sc_time::from_value(scheduled_) - sim_time());
 }
 
 void TimedDispatch::run() {
@@ -148,8 +168,10 @@ void TimedDispatch::run() {
     if (TimedSink* sink = slots_[e.slot].sink) due_.push_back(sink);
     release(e.slot);
   }
+  earliest_ = earliest_live();
+  earliest_stale_ = false;
+  ask_update();
   for (TimedSink* sink : due_) sink->fire_timed();
-  schedule(earliest_live());
 }
 
 void ThreadAlarm::sleep(const sc_core::sc_time& delay) {

@@ -81,7 +81,7 @@ class DeltaDispatch final : private DispatchProcess {
   std::vector<DeltaSink*> serving_;  // the sinks of this delta, while they fire
 };
 
-class TimedDispatch final : private DispatchProcess {
+class TimedDispatch final : private sc_core::sc_prim_channel, private DispatchProcess {
  public:
   // A sink's pending notification, as an sc_event holds its own: none or one.
   class Pending {
@@ -113,27 +113,31 @@ class TimedDispatch final : private DispatchProcess {
     Pending* pending;
   };
 
-  TimedDispatch() : DispatchProcess("timed_dispatch") {}
+  TimedDispatch();
   void run() override;
+  void ask_update();
+  void update() override;  // sets event_ for the earliest live entry
   void insert(std::uint64_t at, std::uint32_t slot);
   Entry take_top();
   void release(std::uint32_t slot);
   bool live(const Entry& e) const { return slots_[e.slot].sink != nullptr; }
   std::uint64_t earliest_live() const;  // the heap unchanged; ~0 when none
-  void schedule(std::uint64_t earliest);
 
   std::vector<Entry> heap_{Entry{0, kNone}};  // heap_[1] is the top
   std::vector<Slot> slots_;
   std::vector<std::uint32_t> free_slots_;
   std::vector<TimedSink*> due_;
   mutable std::vector<std::size_t> walk_;
+  std::uint64_t earliest_ = ~std::uint64_t{0};   // the earliest live entry; ~0 when none
+  bool earliest_stale_ = false;                  // an entry at earliest_ was withdrawn
+  bool update_asked_ = false;
   std::uint64_t scheduled_ = ~std::uint64_t{0};  // when event_ fires; ~0 when it does not
 };
 
 // A thread's timed wait through the dispatcher: `sleep` returns after `delay`.
 class ThreadAlarm final : public TimedSink {
  public:
-  ThreadAlarm() = default;
+  ThreadAlarm() { TimedDispatch::get(); }  // made while the machine is built
   ThreadAlarm(const ThreadAlarm&) = delete;
   ThreadAlarm& operator=(const ThreadAlarm&) = delete;
   ~ThreadAlarm() {
