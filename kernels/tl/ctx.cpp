@@ -25,9 +25,11 @@ std::uint64_t element_count(const Shape& s) {
 }  // namespace
 
 std::uint64_t Tensor::span_end() const {
-  if (!buffer_ || elements() == 0) return byte_offset_;
-  const std::uint64_t stride = stride_ ? stride_ : cols();
-  return byte_offset_ + ((rows() - 1) * stride + cols()) * dtype_bytes(dtype_);
+  if (!buffer_) return byte_offset_;
+  const std::uint64_t r = rows(), c = cols();
+  if (r * c == 0) return byte_offset_;
+  const std::uint64_t stride = stride_ ? stride_ : c;
+  return byte_offset_ + ((r - 1) * stride + c) * dtype_bytes(dtype_);
 }
 
 std::uint32_t Tensor::cols() const {
@@ -948,11 +950,12 @@ void Ctx::send(const PeCoord& dst, const Tensor& x, std::uint32_t tag) {
   // the scheduler for the send, which then writes x; the program waits only for others.
   Command c;
   const Buffer& b = *x.buffer_;
+  const Span s = span(x);
   const auto overlapping = std::count_if(b.receives.begin(), b.receives.end(), [&](const Buffer::Receive& r) {
-    return r.begin < x.span_end() && x.span_begin() < r.end;
+    return r.begin < s.end && s.begin < r.end;
   });
   const bool passed_on = overlapping == 1 && std::any_of(b.receives.begin(), b.receives.end(), [&](const auto& r) {
-    return r.begin == x.span_begin() && r.end == x.span_end();
+    return r.begin == s.begin && r.end == s.end;
   });
   if (passed_on) c.receive = receive_in_scheduler(x);
   else take_messages(x);
@@ -1018,7 +1021,8 @@ Tensor Ctx::recv_async(const PeCoord& src, const Shape& shape, DType dtype, std:
 
 void Ctx::take_messages(const Tensor& t) {
   Buffer& b = *t.buffer_;
-  auto into_t = [&](const Buffer::Receive& r) { return r.begin < t.span_end() && t.span_begin() < r.end; };
+  const Span s = span(t);
+  auto into_t = [&](const Buffer::Receive& r) { return r.begin < s.end && s.begin < r.end; };
   for (auto it = std::find_if(b.receives.begin(), b.receives.end(), into_t); it != b.receives.end();
        it = std::find_if(b.receives.begin(), b.receives.end(), into_t))
     take_message(b, it->op);
@@ -1040,8 +1044,9 @@ void Ctx::take_message(Buffer& b, std::uint64_t op) {
 
 std::optional<Command::Receive> Ctx::receive_in_scheduler(const Tensor& t) {
   Buffer& b = *t.buffer_;
-  const auto it = std::find_if(b.receives.begin(), b.receives.end(),
-                               [&](const auto& r) { return r.begin < t.span_end() && t.span_begin() < r.end; });
+  const Span s = span(t);
+  const auto it =
+      std::find_if(b.receives.begin(), b.receives.end(), [&](const auto& r) { return r.begin < s.end && s.begin < r.end; });
   if (it == b.receives.end()) return std::nullopt;
   const Buffer::Receive r = *it;
   // The earlier receives of its sender and tag are taken first, as take_message does.
