@@ -67,8 +67,8 @@ class DeltaDispatch final : private DispatchProcess {
 
   // `sink` fires in the next delta; a sink asks at most once a delta.
   void add(DeltaSink* sink) {
+    if (asked_.empty()) event_.notify(sc_core::SC_ZERO_TIME);  // the delta's first ask
     asked_.push_back(sink);
-    event_.notify(sc_core::SC_ZERO_TIME);
   }
   // A sink that goes away before its delta.
   void remove(DeltaSink* sink);
