@@ -1,10 +1,10 @@
 #pragma once
 // A payload event queue that behaves exactly as tlm_utils::peq_with_cb_and_phase (the
 // same callbacks in the same order at the same instants and deltas) but keeps its timed
-// entries in an array in time order. An entry
-// no earlier than every pending one, as an HBM channel's or a link's responses are, goes
-// on the back at once; peq_with_cb_and_phase walks its whole linked list to find the
-// end, a cache miss per pending entry (about 9 of a DMA burst's 131 first-level misses).
+// entries in an array in time order. An entry no earlier than every pending one, as an
+// HBM channel's or a link's responses are, goes on the back at once;
+// peq_with_cb_and_phase walks its whole linked list to find the end, a cache miss per
+// pending entry (about 9 of a DMA burst's 131 first-level misses).
 // It has no process or event of its own: its zero-delay callbacks run from the
 // simulation's DeltaDispatch and its timed ones from the TimedDispatch, in the order in
 // which a process of its own, woken by an event of its own, would run them.

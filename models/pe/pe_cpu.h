@@ -9,9 +9,9 @@
 #include <systemc>
 
 #include "base/ids.h"
+#include "models/common/dispatch.h"
 #include "models/common/payload_pool.h"
 #include "models/common/ports.h"
-#include "models/common/dispatch.h"
 #include "models/pe/command.h"
 #include "base/topology.h"
 
