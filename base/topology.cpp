@@ -300,8 +300,13 @@ std::uint64_t cost_of(const CostTable& table, std::string_view op) {
 }
 
 std::uint64_t Topology::math_cycles(std::string_view op, std::uint64_t elements, std::uint32_t reduce_width) const {
+  return math_cycles_at(cost_of(pe.math.cycles, op), elements, reduce_width);
+}
+
+std::uint64_t Topology::math_cycles_at(std::uint64_t op_cycles, std::uint64_t elements,
+                                       std::uint32_t reduce_width) const {
   const std::uint64_t lanes = pe.math.lanes;
-  std::uint64_t cycles = (elements + lanes - 1) / lanes * cost_of(pe.math.cycles, op);
+  std::uint64_t cycles = (elements + lanes - 1) / lanes * op_cycles;
   if (reduce_width > 0) {
     std::uint64_t depth = 0;
     while ((1ull << depth) < reduce_width) ++depth;

@@ -76,6 +76,8 @@ struct Topology {
   // elements in passes of `lanes`; a row reduce over `reduce_width` columns adds a tree
   // of ceil(log2 width) steps per pass of rows.
   std::uint64_t math_cycles(std::string_view op, std::uint64_t elements, std::uint32_t reduce_width = 0) const;
+  // The same for an op whose cost per lane-op (pe.math.cycles) is already looked up.
+  std::uint64_t math_cycles_at(std::uint64_t op_cycles, std::uint64_t elements, std::uint32_t reduce_width = 0) const;
 
   // The op names the math and cpu tables must list (exactly these).
   static const std::vector<std::string>& math_ops();

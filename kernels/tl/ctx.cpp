@@ -255,7 +255,7 @@ std::string command_shape(const Command& c) {
 }
 }  // namespace
 
-Command& Ctx::issue(Command cmd, OpRecord&& record) {
+Command& Ctx::issue(Command&& cmd, OpRecord&& record) {
   if (record.shape.empty()) record.shape = command_shape(cmd);
   record.kernel = kernel_;
   record.pe = coord();
@@ -530,10 +530,11 @@ Tensor Ctx::gemm_into(const Tensor& a, const Tensor& b, const CompositeOpts& opt
 
 namespace {
 
-// One MATH step of a sequence command.
-Command math_step_command(MathOp op, TcmView in0, TcmView in1, TcmView out, std::uint32_t reduce_width, float scalar,
-                          bool serial) {
-  Command x;
+// One MATH step of a sequence command, made in place at the end of its steps (a
+// command is large: building one elsewhere and moving it in copies it whole).
+void add_math_step(std::vector<Command>& steps, MathOp op, TcmView in0, TcmView in1, TcmView out,
+                   std::uint32_t reduce_width, float scalar, bool serial) {
+  Command& x = steps.emplace_back();
   x.kind = Command::Kind::Math;
   x.op = op;
   x.in0 = in0;
@@ -543,7 +544,6 @@ Command math_step_command(MathOp op, TcmView in0, TcmView in1, TcmView out, std:
   x.elements = std::max(in0.elements(), out.elements());
   x.reduce_width = reduce_width;
   x.serial = serial;
-  return x;
 }
 
 }  // namespace
@@ -615,7 +615,7 @@ Tensor Ctx::flash_tile(const FlashTile& f) {
   seq.kind = Command::Kind::Sequence;
   seq.steps.reserve(f.causal ? 15 : 14);  // the steps below: built in place, never moved
   auto stream = [&](const Tensor& ref, const Tensor* stage, TcmView a, TcmView c, bool trans_b) {
-    Command x;
+    Command& x = seq.steps.emplace_back();
     if (!streamed) {  // operands in TCM: one GEMM
       x.kind = Command::Kind::Gemm;
       x.m = m;
@@ -625,7 +625,6 @@ Tensor Ctx::flash_tile(const FlashTile& f) {
       x.b = view_of(ref);
       x.c = c;
       x.trans_b = trans_b;
-      seq.steps.push_back(std::move(x));
       return;
     }
     x.kind = Command::Kind::Composite;
@@ -644,16 +643,15 @@ Tensor Ctx::flash_tile(const FlashTile& f) {
     x.stage = view_of(*stage);
     x.stage.rows = tile;
     x.stage_buffers = stage->rows() / tile;
-    seq.steps.push_back(std::move(x));
   };
   auto math_step = [&](MathOp mop, TcmView in0, TcmView in1, TcmView out, std::uint32_t reduce_width = 0,
                        float scalar = 0, bool serial = false) {
-    seq.steps.push_back(math_step_command(mop, in0, in1, out, reduce_width, scalar, serial));
+    add_math_step(seq.steps, mop, in0, in1, out, reduce_width, scalar, serial);
   };
   stream(*f.k, f.stage_k, view_of(*f.q), S, true);
   math_step(MathOp::Scale, S, {}, S, 0, f.scale);
   if (f.causal) {
-    Command mask;
+    Command& mask = seq.steps.emplace_back();
     mask.kind = Command::Kind::Math;
     mask.op = MathOp::CausalMask;
     mask.in0 = S;
@@ -662,7 +660,6 @@ Tensor Ctx::flash_tile(const FlashTile& f) {
     mask.q_period = f.q_period;
     mask.k_pos0 = f.k_pos0;
     mask.elements = S.elements();
-    seq.steps.push_back(std::move(mask));
   }
   math_step(MathOp::RowMax, S, {}, MN, n);
   math_step(MathOp::Maximum, M, MN, MN, 0, 0, true);  // first touch of the state: after earlier tiles
@@ -727,7 +724,7 @@ Tensor Ctx::merge_state(const Tensor& state, const Tensor& other) {
   const TcmView ma = columns(state, d + 1, 1), mb = columns(other, d + 1, 1);
   const TcmView ola = columns(state, 0, d + 1), olb = columns(other, 0, d + 1);
   auto step = [&](MathOp mop, TcmView in0, TcmView in1, TcmView out, bool serial = false) {
-    seq.steps.push_back(math_step_command(mop, in0, in1, out, 0, 0, serial));
+    add_math_step(seq.steps, mop, in0, in1, out, 0, 0, serial);
   };
   const TcmView mn = view_of(m_new), ea = view_of(alpha), eb = view_of(beta);
   step(MathOp::Maximum, ma, mb, mn);

@@ -203,7 +203,7 @@ class Ctx {
   // Rows of a device tensor lying in one shard, as an HBM-resident operand (what ref,
   // load and store address); checks them, issues nothing.
   Tensor hbm_rows(const std::string& op, const DeviceTensor& t, RowRange rows) const;
-  Command& issue(Command cmd, OpRecord&& record);
+  Command& issue(Command&& cmd, OpRecord&& record);
   // A DMA command between HBM at `address` (rows of t) and x in TCM, with its record.
   Command& issue_dma(Command::Kind kind, const char* op, std::uint64_t address, const DeviceTensor& t,
                      const Tensor& x);

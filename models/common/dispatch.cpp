@@ -95,18 +95,21 @@ void TimedDispatch::insert(std::uint64_t at, std::uint32_t slot) {
 }
 
 TimedDispatch::Entry TimedDispatch::take_top() {
+  // SystemC's sift-down of the last entry from the top, with the same comparisons; the
+  // entry stays in a register and is written once where it stops, not swapped down.
   const Entry top = heap_[1];
-  heap_[1] = heap_.back();
+  const Entry moving = heap_.back();
   heap_.pop_back();
   const std::size_t size = heap_.size() - 1;
   std::size_t i = 1;
   for (std::size_t l = 2; l <= size; l = 2 * i) {
-    std::size_t first = heap_[l].at < heap_[i].at ? l : i;
-    if (l + 1 <= size && heap_[l + 1].at < heap_[first].at) first = l + 1;
+    std::size_t first = heap_[l].at < moving.at ? l : i;
+    if (l + 1 <= size && heap_[l + 1].at < (first == i ? moving.at : heap_[l].at)) first = l + 1;
     if (first == i) break;
-    std::swap(heap_[i], heap_[first]);
+    heap_[i] = heap_[first];
     i = first;
   }
+  if (size > 0) heap_[i] = moving;
   return top;
 }
 

@@ -63,7 +63,7 @@ CommandPool::~CommandPool() {
   }
 }
 
-Command& CommandPool::take(Command c) {
+Command& CommandPool::take(Command&& c) {
   Command* slot = nullptr;
   if (free_.empty()) {
     slot = &slots_.emplace_back();

@@ -19,6 +19,8 @@ namespace kb {
 class PayloadPool;
 struct Command;
 class CommandPool;
+struct ScheduledComposite;  // the PE scheduler's (pe_scheduler.h)
+struct ScheduledSequence;
 
 // A hold on a command a PE's CPU issued (tl's lists of what reads or writes a buffer, a
 // held command's waits). The CPU reuses a command's slot once the command is done and
@@ -62,6 +64,7 @@ enum class MathOp : std::uint8_t {
   CausalBias,  // 0 where key (col) position <= query (row) position, else -inf
   CausalMask,  // in0 where key position <= query position, else -inf (the bias applied in place)
 };
+inline constexpr std::size_t kMathOps = static_cast<std::size_t>(MathOp::CausalMask) + 1;
 const char* math_op_name(MathOp op);
 // The topology's pe.math.cycles key whose cost the op pays per lane-op.
 const char* math_cost_key(MathOp op);
@@ -126,6 +129,13 @@ struct Command {
   bool data = false;          // data mode: the engine computes real values
   std::uint64_t op_id = 0;    // the op-log record this command belongs to
 
+  // What made a command the PE scheduler made itself: the composite a tile's load or
+  // GEMM belongs to (and the tile), the sequence a step belongs to. Its completion goes
+  // straight back there; a CPU's command has neither.
+  ScheduledComposite* composite = nullptr;
+  std::uint32_t tile = 0;
+  ScheduledSequence* sequence = nullptr;
+
   // Lifecycle, filled by the blocks it passes.
   sc_core::sc_time issued, started, finished;
   bool served = false;  // its engine has finished it
@@ -157,7 +167,7 @@ class CommandPool {
   ~CommandPool();
   CommandPool(const CommandPool&) = delete;
   CommandPool& operator=(const CommandPool&) = delete;
-  Command& take(Command c);  // a slot holding c
+  Command& take(Command&& c);  // a slot holding c
   void retire(Command& c);          // it is done: its slot is free once no handle holds it
   void release(const Command& c);   // its last handle is gone
   std::size_t slots() const { return slots_.size(); }

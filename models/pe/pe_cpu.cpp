@@ -43,7 +43,7 @@ void PeCpu::run() {
   }
 }
 
-Command& PeCpu::issue(Command command) {
+Command& PeCpu::issue(Command&& command) {
   Command& c = commands_.take(std::move(command));
   c.issued = sim_time();
   path_.advance(ticks(c.issued), Cause::Cpu);

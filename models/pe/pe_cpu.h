@@ -40,8 +40,10 @@ class PeCpu : public sc_core::sc_module {
   void on_error(std::function<void()> hook) { error_hook_ = std::move(hook); }
 
   // Called from the program: issue without blocking; wait for one or for all. The
-  // command returned is good until the program next waits (CommandPool).
-  Command& issue(Command command);
+  // command returned is good until the program next waits (CommandPool). A command is
+  // large (every engine's operands), so one given as an rvalue is moved once, into its slot.
+  Command& issue(Command&& command);
+  Command& issue(const Command& command) { return issue(Command(command)); }
   void wait(const Command& command);
   void wait_all();
   void spend(std::uint64_t cycles);  // the CPU's own time

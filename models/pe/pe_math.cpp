@@ -10,7 +10,9 @@ PeMath::PeMath(const sc_core::sc_module_name& name, const Topology& topo, PeTcm&
     : PeEngine(name, topo, 1, Cause::Math), tcm_(tcm) {}
 
 std::uint64_t PeMath::cycles_for(MathOp op, std::uint64_t elements, std::uint32_t reduce_width) const {
-  return topo_.math_cycles(math_cost_key(op), elements, reduce_width);
+  std::optional<std::uint64_t>& cost = op_cycles_.at(static_cast<std::size_t>(op));
+  if (!cost) cost = cost_of(topo_.pe.math.cycles, math_cost_key(op));
+  return topo_.math_cycles_at(*cost, elements, reduce_width);
 }
 
 void PeMath::start(tlm::tlm_generic_payload& gp, Command& cmd) {

@@ -2,6 +2,9 @@
 // PeMath: a vector unit of L fp32 lanes. Elementwise op on E elements:
 // ceil(E/L) * cost(op) cycles; a row reduction over rows of `width` elements adds
 // ceil(log2(width)) cycles per group of L rows. In data mode it computes on TCM views.
+#include <array>
+#include <optional>
+
 #include "models/pe/pe_engine.h"
 #include "models/pe/pe_tcm.h"
 
@@ -17,6 +20,9 @@ class PeMath : public PeEngine {
   void start(tlm::tlm_generic_payload& gp, Command& cmd) override;
   void completed(Command& cmd) override;
   PeTcm& tcm_;
+  // Each op's pe.math.cycles cost, looked up by name the first time the op runs (a
+  // missing cost is an error then, as before), not at every command.
+  mutable std::array<std::optional<std::uint64_t>, kMathOps> op_cycles_;
 };
 
 }  // namespace kb

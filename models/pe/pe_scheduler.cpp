@@ -130,11 +130,10 @@ void PeScheduler::release_held() {
 }
 
 void PeScheduler::finished(tlm::tlm_generic_payload& macro, sc_core::sc_time started) {
-  if (const auto step = step_of_.find(&CommandExtension::of(macro)); step != step_of_.end()) {
-    Sequence& s = *step->second;
-    CommandExtension::of(macro).started = started;
-    step_of_.erase(step);
-    step_done(s, macro);
+  Command& cmd = CommandExtension::of(macro);
+  if (Sequence* const s = std::exchange(cmd.sequence, nullptr)) {  // a step
+    cmd.started = started;
+    step_done(*s, macro);
     return;
   }
   responder_.respond(macro, sc_core::SC_ZERO_TIME);
@@ -148,8 +147,7 @@ void PeScheduler::engine_done(tlm::tlm_generic_payload& gp) {
 
 void PeScheduler::served(tlm::tlm_generic_payload& gp) {
   const Command& done = CommandExtension::of(gp);
-  const auto it = sub_of_.find(&done);
-  if (it == sub_of_.end()) {  // a plain command: back to the CPU, or the next step
+  if (done.composite == nullptr) {  // a plain command: back to the CPU, or the next step
     for (Composite& c : composites_)  // GEMMs held for this load may go now
       if (!c.held.empty() && CommandExtension::of(*c.macro).after.get() == &done)
         for (auto& [tile, path] : std::exchange(c.held, {})) {
@@ -159,10 +157,9 @@ void PeScheduler::served(tlm::tlm_generic_payload& gp) {
     finished(gp, done.started);
     return;
   }
-  auto [comp, tile] = it->second;
-  sub_of_.erase(it);
+  Composite& c = *done.composite;
+  const std::uint32_t tile = done.tile;
   gp.release();
-  Composite& c = *comp;
   if (done.kind == Command::Kind::DmaRead) {
     const CommandHandle& after = CommandExtension::of(*c.macro).after;
     if (after && !after->served) c.held.emplace_back(tile, done.path);
@@ -232,7 +229,7 @@ void PeScheduler::advance(Sequence& s) {
   step.issued = sim_time();
   step.path = s.path;
   tlm::tlm_generic_payload* gp = command_payload(pool_, step);
-  step_of_.insert(&step, &s);
+  step.sequence = &s;
   if (step.kind == Command::Kind::Composite) start_composite(*gp);
   else engine(step.engine()).send(*gp);
 }
@@ -250,7 +247,7 @@ void PeScheduler::start_composite(tlm::tlm_generic_payload& gp) {
   Composite& c = composites_.back();
   c.macro = &gp;
   c.tiles = static_cast<std::uint32_t>((cmd.b.rows + cmd.tile_rows - 1) / cmd.tile_rows);
-  c.subs.reserve(2 * c.tiles);  // a load and a GEMM a tile, never moved (sub_of_ points into it)
+  c.subs.reserve(2 * c.tiles);  // a load and a GEMM a tile, never moved (they point to c)
   PathAccount path = cmd.path;
   path.enter(cmd.op_id);
   for (std::uint32_t t = 0; t < std::min(c.tiles, cmd.stage_buffers); ++t) issue_load(c, t, path);
@@ -268,7 +265,8 @@ void PeScheduler::issue_load(Composite& c, std::uint32_t tile, const PathAccount
   load.op_id = m.op_id;
   if (m.data) load.tcm = tcm_.data(m.stage.offset + (tile % m.stage_buffers) * m.stage.bytes());
   ++c.loads;
-  sub_of_.insert(&load, {&c, tile});
+  load.composite = &c;
+  load.tile = tile;
   issue_sub(load, dma, path);
 }
 
@@ -302,7 +300,8 @@ void PeScheduler::issue_gemm(Composite& c, std::uint32_t tile, const PathAccount
     g.a.cols = rows;
     g.accumulate = m.accumulate || tile > 0;
   }
-  sub_of_.insert(&g, {&c, tile});
+  g.composite = &c;
+  g.tile = tile;
   issue_sub(g, gemm, path);
 }
 

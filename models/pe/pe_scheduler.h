@@ -15,7 +15,6 @@
 
 #include <tlm_utils/simple_target_socket.h>
 
-#include "base/recycling_map.h"
 #include "models/common/payload_pool.h"
 #include "models/common/ports.h"
 #include "models/pe/command.h"
@@ -23,6 +22,28 @@
 #include "models/pe/pe_tcm.h"
 
 namespace kb {
+
+// A composite in progress and a sequence in progress. The commands the scheduler makes
+// for them point back here (Command::composite, Command::sequence); both live in a deque
+// and their commands in vectors never resized, so those pointers stay good.
+struct ScheduledComposite {
+  tlm::tlm_generic_payload* macro = nullptr;
+  std::uint32_t tiles = 0, loads = 0, gemms_done = 0;
+  std::vector<Command> subs;
+  // Tiles loaded while the macro's `after` command is not yet served: their GEMMs wait.
+  std::vector<std::pair<std::uint32_t, PathAccount>> held;
+};
+// Critical-path accounts: a sub-command starts from the account of what issued it (the
+// macro, the tile's load, the GEMM that freed its buffer); a sequence's steps follow
+// one another's.
+struct ScheduledSequence {
+  tlm::tlm_generic_payload* macro = nullptr;
+  std::size_t next = 0;       // the step to issue
+  bool in_step = false;       // a step is running
+  bool done = false;
+  std::vector<Command> steps;  // its own
+  PathAccount path;           // where the sequence stands: its last step's end
+};
 
 class PeScheduler : public sc_core::sc_module {
  public:
@@ -35,25 +56,8 @@ class PeScheduler : public sc_core::sc_module {
   void attach(PeIpcq& mailbox);
 
  private:
-  struct Composite {
-    tlm::tlm_generic_payload* macro = nullptr;
-    std::uint32_t tiles = 0, loads = 0, gemms_done = 0;
-    std::vector<Command> subs;
-    // Tiles loaded while the macro's `after` command is not yet served: their GEMMs wait.
-    std::vector<std::pair<std::uint32_t, PathAccount>> held;
-  };
-  // Critical-path accounts: a sub-command starts from the account of what issued it (the
-  // macro, the tile's load, the GEMM that freed its buffer); a sequence's steps follow
-  // one another's.
-  struct Sequence {
-    tlm::tlm_generic_payload* macro = nullptr;
-    std::size_t next = 0;       // the step to issue
-    bool in_step = false;       // a step is running
-    bool done = false;
-    std::vector<Command> steps;  // its own (never resized: step_of_ points into it)
-    PathAccount path;           // where the sequence stands: its last step's end
-  };
-
+  using Composite = ScheduledComposite;
+  using Sequence = ScheduledSequence;
   struct Held {
     tlm::tlm_generic_payload* gp = nullptr;
     const Command* cmd = nullptr;    // gp's command
@@ -80,9 +84,7 @@ class PeScheduler : public sc_core::sc_module {
   Responder responder_;
   PayloadPool pool_;
   std::deque<Composite> composites_;
-  RecyclingMap<const Command*, std::pair<Composite*, std::uint32_t>> sub_of_;  // -> tile
   std::deque<Sequence> sequences_;
-  RecyclingMap<const Command*, Sequence*> step_of_;
   std::deque<Held> held_;
   // Counts what can make a held command ready or change held_ under a scan of it (a
   // command served, release_held entered): release_held rescans from the front only then.
