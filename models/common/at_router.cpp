@@ -52,9 +52,9 @@ tlm::tlm_sync_enum AtRouter::nb_transport_fw(int in, tlm::tlm_generic_payload& g
     const sc_time start = reserve_path(hop->request_links, now + delay, request_bytes(gp));
     const sc_time deliver = start + hop->request_delay;
     account_until(gp, deliver, cause_);
-    live_.insert(&gp, Transaction{port, std::move(*hop)});
+    const std::size_t out = live_.insert(&gp, Transaction{port, std::move(*hop)}).hop.out;
     // A hop that adds no time passes the request straight on, like a wire.
-    if (deliver == now) send_request(gp);
+    if (deliver == now) send_request(gp, out);
     else peq_.notify(gp, kForwardRequest, deliver - now);
     phase = tlm::END_REQ;  // accepted at once: the router buffers requests
     return tlm::TLM_UPDATED;
@@ -85,13 +85,12 @@ tlm::tlm_sync_enum AtRouter::nb_transport_bw(int out, tlm::tlm_generic_payload& 
 }
 
 void AtRouter::on_event(tlm::tlm_generic_payload& gp, const tlm::tlm_phase& phase) {
-  if (phase == kForwardRequest) send_request(gp);
+  if (phase == kForwardRequest) send_request(gp, live_.at(&gp).hop.out);
   else if (phase == kForwardResponse) send_response(gp, live_.at(&gp));
   else begin_response(gp, live_.at(&gp));
 }
 
-void AtRouter::send_request(tlm::tlm_generic_payload& gp) {
-  const std::size_t out = live_.at(&gp).hop.out;
+void AtRouter::send_request(tlm::tlm_generic_payload& gp, std::size_t out) {
   PortQueue& q = out_queues_[out];
   if (q.busy) {
     q.waiting.push_back(&gp);

@@ -74,7 +74,7 @@ class AtRouter : public sc_core::sc_module {
   void on_event(tlm::tlm_generic_payload& gp, const tlm::tlm_phase& phase);
 
   // The response steps take the payload's Transaction, looked up once a step.
-  void send_request(tlm::tlm_generic_payload& gp);
+  void send_request(tlm::tlm_generic_payload& gp, std::size_t out);  // to out port `out`
   void send_response(tlm::tlm_generic_payload& gp, const Transaction& t);  // when its in port's turn comes
   void begin_response(tlm::tlm_generic_payload& gp, const Transaction& t);
   void request_accepted(std::size_t out);

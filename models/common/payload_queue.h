@@ -27,14 +27,15 @@ class PayloadQueue : public sc_core::sc_object, private DeltaSink, private Timed
   using Callback = void (Owner::*)(tlm::tlm_generic_payload&, const tlm::tlm_phase&);
 
   PayloadQueue(Owner* owner, Callback callback)
-      : sc_core::sc_object(sc_core::sc_gen_unique_name("payload_queue")), owner_(owner), callback_(callback) {
-    // Both dispatchers' processes are made while the machine is built, not mid-run.
-    DeltaDispatch::get();
-    TimedDispatch::get();
-  }
+      : sc_core::sc_object(sc_core::sc_gen_unique_name("payload_queue")),
+        owner_(owner),
+        callback_(callback),
+        // Both dispatchers' processes are made while the machine is built, not mid-run.
+        delta_dispatch_(DeltaDispatch::get()),
+        timed_dispatch_(TimedDispatch::get()) {}
   ~PayloadQueue() override {
-    if (timed_pending_.pending()) TimedDispatch::get().cancel(timed_pending_);
-    if (delta_asked_) DeltaDispatch::get().remove(this);
+    if (timed_pending_.pending()) timed_dispatch_.cancel(timed_pending_);
+    if (delta_asked_) delta_dispatch_.remove(this);
   }
 
   // The callback gets (gp, phase) after `delay`; a zero delay means the next delta.
@@ -54,7 +55,7 @@ class PayloadQueue : public sc_core::sc_object, private DeltaSink, private Timed
                                           [](const sc_core::sc_time& t, const Timed& e) { return t < e.at; });
       timed_.insert(after, {at, &gp, phase});
     }
-    if (!delta_asked_) TimedDispatch::get().notify(this, timed_pending_, delay);  // only ever earlier
+    if (!delta_asked_) timed_dispatch_.notify(this, timed_pending_, delay);  // only ever earlier
   }
 
  private:
@@ -71,8 +72,8 @@ class PayloadQueue : public sc_core::sc_object, private DeltaSink, private Timed
   void ask_delta() {
     if (delta_asked_) return;
     delta_asked_ = true;
-    TimedDispatch::get().cancel(timed_pending_);
-    DeltaDispatch::get().add(this);
+    timed_dispatch_.cancel(timed_pending_);
+    delta_dispatch_.add(this);
   }
   void fire_delta() override {
     delta_asked_ = false;
@@ -95,11 +96,13 @@ class PayloadQueue : public sc_core::sc_object, private DeltaSink, private Timed
       (owner_->*callback_)(*e.gp, e.phase);
       timed_.pop_front();
     }
-    if (!timed_.empty() && !delta_asked_) TimedDispatch::get().notify(this, timed_pending_, timed_.front().at - now);
+    if (!timed_.empty() && !delta_asked_) timed_dispatch_.notify(this, timed_pending_, timed_.front().at - now);
   }
 
   Owner* owner_;
   Callback callback_;
+  DeltaDispatch& delta_dispatch_;  // the simulation's, held: no lookup per call
+  TimedDispatch& timed_dispatch_;
   std::deque<Timed> timed_;
   std::vector<Entry> deltas_[2];  // zero-delay entries due in an even / odd delta
   TimedDispatch::Pending timed_pending_;
