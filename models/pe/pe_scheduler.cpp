@@ -39,7 +39,7 @@ tlm::tlm_sync_enum PeScheduler::nb_transport_fw(tlm::tlm_generic_payload& gp, tl
     if (cmd.waits_for.empty() && !cmd.receive && !(cmd.kind == Command::Kind::Send && holds_send_like(cmd))) {
       dispatch(cmd_gp);
     } else {
-      held_.push_back({&cmd_gp, &cmd, std::nullopt});
+      held_.emplace_back(&cmd_gp, cmd);
       if (cmd.receive) unmatched_mail_ = true;
       release_held();
     }
@@ -63,8 +63,23 @@ bool same_queue(const Command& a, const Command& b) {
 }
 }  // namespace
 
+PeScheduler::Held::Held(tlm::tlm_generic_payload* payload, const Command& command)
+    : gp(payload),
+      cmd(&command),
+      blocker(command.waits_for.empty() ? nullptr : command.waits_for.front().get()),
+      receives(command.receive.has_value()),
+      send(command.kind == Command::Kind::Send) {}
+
+bool PeScheduler::Held::dependencies_served() {
+  while (blocker != nullptr) {
+    if (!blocker->served) return false;
+    blocker = ++next_wait < cmd->waits_for.size() ? cmd->waits_for[next_wait].get() : nullptr;
+  }
+  return true;
+}
+
 bool PeScheduler::holds_send_like(const Command& send) const {
-  return std::any_of(held_.begin(), held_.end(), [&](const Held& h) { return same_queue(*h.cmd, send); });
+  return std::any_of(held_.begin(), held_.end(), [&](const Held& h) { return h.send && same_queue(*h.cmd, send); });
 }
 
 void PeScheduler::dispatch(tlm::tlm_generic_payload& gp) {
@@ -77,11 +92,11 @@ void PeScheduler::dispatch(tlm::tlm_generic_payload& gp) {
 void PeScheduler::release_held() {
   ++held_epoch_;
   if (std::exchange(unmatched_mail_, false))
-    for (Held& h : held_) {  // messages go to the receives in the order they were issued
-      const Command& cmd = *h.cmd;
-      if (cmd.receive && !h.message && mailbox_)
-        h.message = mailbox_->take(cmd.receive->src_cube, cmd.receive->src_pe, cmd.receive->tag);
-    }
+    for (Held& h : held_)  // messages go to the receives in the order they were issued
+      if (h.receives && !h.message && mailbox_) {
+        const Command::Receive& r = *h.cmd->receive;
+        h.message = mailbox_->take(r.src_cube, r.src_pe, r.tag);
+      }
   // The first ready command in issue order goes, then the first of those left, and so on.
   // Sends to one PE with one tag leave in the order they were issued: the receiver
   // matches them in the order they arrive. Others may overtake them. A command the scan
@@ -91,15 +106,12 @@ void PeScheduler::release_held() {
   sends_ahead.clear();
   for (std::size_t i = 0; i < held_.size();) {
     Held& h = held_[i];
-    const Command& cmd = *h.cmd;
     // The cheap conditions first; whether a send is in turn last.
-    const bool can_go =
-        (!cmd.receive || h.message) &&
-        std::all_of(cmd.waits_for.begin(), cmd.waits_for.end(), [](const CommandHandle& c) { return c->served; }) &&
-        (cmd.kind != Command::Kind::Send || std::none_of(sends_ahead.begin(), sends_ahead.end(),
-                                                         [&](const Command* s) { return same_queue(*s, cmd); }));
+    const bool can_go = (!h.receives || h.message) && h.dependencies_served() &&
+                        (!h.send || std::none_of(sends_ahead.begin(), sends_ahead.end(),
+                                                 [&](const Command* s) { return same_queue(*s, *h.cmd); }));
     if (!can_go) {
-      if (cmd.kind == Command::Kind::Send) sends_ahead.push_back(&cmd);
+      if (h.send) sends_ahead.push_back(h.cmd);
       ++i;
       continue;
     }

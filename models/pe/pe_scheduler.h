@@ -58,10 +58,21 @@ class PeScheduler : public sc_core::sc_module {
  private:
   using Composite = ScheduledComposite;
   using Sequence = ScheduledSequence;
+  // What release_held's scan needs of a held command, kept beside it: a scan passes
+  // every held command at each completion, and reading each one's dependency list cost
+  // a cache miss per command and per dependency.
   struct Held {
+    Held(tlm::tlm_generic_payload* payload, const Command& command);
+    // Whether every command it waits for has been served. Served stays served, so the
+    // ones seen served are not read again.
+    bool dependencies_served();
+
     tlm::tlm_generic_payload* gp = nullptr;
-    const Command* cmd = nullptr;    // gp's command
-    std::optional<Message> message;  // taken from the mailbox in the order the receives came
+    const Command* cmd = nullptr;      // gp's command
+    const Command* blocker = nullptr;  // the first of cmd->waits_for not seen served
+    std::uint32_t next_wait = 0;       // its index
+    bool receives = false, send = false;
+    std::optional<Message> message;  // taken from the mailbox in the order the receives came (last: rarely read)
   };
 
   tlm::tlm_sync_enum nb_transport_fw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
