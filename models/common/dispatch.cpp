@@ -1,6 +1,7 @@
 #include "models/common/dispatch.h"
 
 #include <algorithm>
+#include <utility>
 
 #ifndef SC_INCLUDE_DYNAMIC_PROCESSES  // for sc_spawn
 #define SC_INCLUDE_DYNAMIC_PROCESSES
@@ -29,7 +30,9 @@ DeltaDispatch& DeltaDispatch::get() {
 }
 
 TimedDispatch::TimedDispatch()
-    : sc_core::sc_prim_channel(sc_core::sc_gen_unique_name("timed_dispatch")), DispatchProcess("timed_dispatch") {}
+    : sc_core::sc_prim_channel(sc_core::sc_gen_unique_name("timed_dispatch")),
+      DispatchProcess("timed_dispatch"),
+      deltas_(DeltaDispatch::get()) {}
 
 TimedDispatch& TimedDispatch::get() {
   static TimedDispatch* const dispatch = new TimedDispatch;
@@ -42,11 +45,28 @@ void DeltaDispatch::remove(DeltaSink* sink) {
 }
 
 void DeltaDispatch::run() {
+  begin();
+  fire();
+  end();
+}
+
+void DeltaDispatch::fire() {
   // Sinks that ask while these fire are for the next delta.
   serving_.swap(asked_);
   for (auto it = serving_.rbegin(); it != serving_.rend(); ++it)
     if (*it) (*it)->fire_delta();
   serving_.clear();
+}
+
+void DeltaDispatch::end() {
+  // Nothing else would run before the next delta's sinks: run them now.
+  while (!asked_.empty() && !sc_core::sc_pending_activity_at_current_time()) {
+    ++inner_deltas_;
+    fire();
+  }
+  dispatching_ = false;
+  if (!asked_.empty()) event_.notify(sc_core::SC_ZERO_TIME);
+  TimedDispatch::get().ask_update_after_dispatch();
 }
 
 void TimedDispatch::notify(TimedSink* sink, Pending& pending, const sc_core::sc_time& delay) {
@@ -144,7 +164,12 @@ std::uint64_t TimedDispatch::earliest_live() const {
 void TimedDispatch::ask_update() {
   if (update_asked_) return;
   update_asked_ = true;
-  request_update();
+  if (deltas_.dispatching()) update_deferred_ = true;
+  else request_update();
+}
+
+void TimedDispatch::ask_update_after_dispatch() {
+  if (std::exchange(update_deferred_, false)) request_update();
 }
 
 void TimedDispatch::update() {
@@ -160,6 +185,7 @@ void TimedDispatch::update() {
 }
 
 void TimedDispatch::run() {
+  deltas_.begin();
   scheduled_ = kNever;  // event_ has fired
   const std::uint64_t now = sim_time().value();
   // As SystemC's time step: withdrawn entries on top leave first, then every entry due
@@ -175,6 +201,7 @@ void TimedDispatch::run() {
   earliest_stale_ = false;
   ask_update();
   for (TimedSink* sink : due_) sink->fire_timed();
+  deltas_.end();
 }
 
 void ThreadAlarm::sleep(const sc_core::sc_time& delay) {

@@ -61,24 +61,42 @@ class TimedSink {
   ~TimedSink() = default;
 };
 
+// The next delta, when nothing but this dispatcher would run in it (no process runnable,
+// no event or channel update pending; the TimedDispatch's update waits for the dispatch
+// to end), runs at once, inside the same SystemC delta, at the end of either
+// dispatcher's run: SystemC would run exactly these sinks in exactly this order next, so
+// only the count of SystemC's deltas changes, not what happens in them. A step's round
+// trip between two blocks is several deferrals in a row, and a SystemC delta costs an
+// update phase, an event trigger and a process dispatch. delta() counts both kinds.
 class DeltaDispatch final : private DispatchProcess {
  public:
   static DeltaDispatch& get();
 
   // `sink` fires in the next delta; a sink asks at most once a delta.
   void add(DeltaSink* sink) {
-    if (asked_.empty()) event_.notify(sc_core::SC_ZERO_TIME);  // the delta's first ask
+    if (asked_.empty() && !dispatching_) event_.notify(sc_core::SC_ZERO_TIME);  // the delta's first ask
     asked_.push_back(sink);
   }
   // A sink that goes away before its delta.
   void remove(DeltaSink* sink);
+  // The delta the simulation is in: SystemC's count plus the deltas run inside a dispatch.
+  std::uint64_t delta() const { return sc_core::sc_delta_count() + inner_deltas_; }
+  // Whether a dispatcher's method is running (the sinks asking now are left for its end).
+  bool dispatching() const { return dispatching_; }
 
  private:
+  friend class TimedDispatch;
   DeltaDispatch() : DispatchProcess("delta_dispatch") {}
   void run() override;
+  void fire();
+  // A dispatcher's run begins and ends: the deltas that can run at once, then SystemC's.
+  void begin() { dispatching_ = true; }
+  void end();
 
   std::vector<DeltaSink*> asked_;    // in this delta, for the next one
   std::vector<DeltaSink*> serving_;  // the sinks of this delta, while they fire
+  std::uint64_t inner_deltas_ = 0;
+  bool dispatching_ = false;
 };
 
 class TimedDispatch final : private sc_core::sc_prim_channel, private DispatchProcess {
@@ -94,6 +112,9 @@ class TimedDispatch final : private sc_core::sc_prim_channel, private DispatchPr
   };
 
   static TimedDispatch& get();
+  // Asks SystemC for the update phase that sets event_, if one was asked for while a
+  // dispatcher ran (an update request pending would stop the deltas run at once).
+  void ask_update_after_dispatch();
 
   // sc_event::notify(delay) for a delay above zero: an earlier pending notification
   // stands, a later one is withdrawn for this one.
@@ -131,7 +152,9 @@ class TimedDispatch final : private sc_core::sc_prim_channel, private DispatchPr
   std::uint64_t earliest_ = ~std::uint64_t{0};   // the earliest live entry; ~0 when none
   bool earliest_stale_ = false;                  // an entry at earliest_ was withdrawn
   bool update_asked_ = false;
+  bool update_deferred_ = false;  // asked while a dispatcher ran, not yet of SystemC
   std::uint64_t scheduled_ = ~std::uint64_t{0};  // when event_ fires; ~0 when it does not
+  DeltaDispatch& deltas_;  // made with this one, before the simulation runs
 };
 
 // A thread's timed wait through the dispatcher: `sleep` returns after `delay`.

@@ -42,7 +42,7 @@ class PayloadQueue : public sc_core::sc_object, private DeltaSink, private Timed
   void notify(tlm::tlm_generic_payload& gp, const tlm::tlm_phase& phase, const sc_core::sc_time& delay) {
     if (delay == sc_core::SC_ZERO_TIME) {
       // In the delta after this one, whose parity is the other one.
-      deltas_[(sc_core::sc_delta_count() & 1) == 0 ? 1 : 0].emplace_back(&gp, phase);
+      deltas_[(delta_dispatch_.delta() & 1) == 0 ? 1 : 0].emplace_back(&gp, phase);
       ask_delta();
       return;
     }
@@ -84,7 +84,7 @@ class PayloadQueue : public sc_core::sc_object, private DeltaSink, private Timed
   void fire() {
     // The deltas of this parity (notified in a delta of the other one), in notify order;
     // callbacks add only to the other parity's.
-    const std::size_t now_parity = sc_core::sc_delta_count() & 1;
+    const std::size_t now_parity = delta_dispatch_.delta() & 1;
     std::vector<Entry>& due = deltas_[now_parity];
     for (std::size_t i = 0; i < due.size(); ++i) (owner_->*callback_)(*due[i].first, due[i].second);
     due.clear();

@@ -3,7 +3,8 @@
 // again), both call back the same payloads in the same order at the same instants and
 // deltas; and several queues that notify one another call back in the same order across
 // queues as several peq_with_cb_and_phase do, though two dispatching processes run all
-// their callbacks (the zero-delay ones and the timed ones).
+// their callbacks (the zero-delay ones and the timed ones) and run a delta in which
+// nothing else would run inside the SystemC delta before it.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -111,9 +112,13 @@ struct Lanes : sc_core::sc_module {
     if (theirs) l.theirs.notify(gp, phase, delay);
     else l.ours.notify(gp, phase, delay);
   }
+  // Ours count the deltas the dispatcher runs at once with SystemC's.
+  static sc_dt::uint64 delta(bool theirs) {
+    return theirs ? sc_core::sc_delta_count() : DeltaDispatch::get().delta();
+  }
   void called(bool theirs, int lane, tlm::tlm_generic_payload& gp, const tlm::tlm_phase& phase) {
     const int payload = static_cast<int>(&gp - payloads.data());
-    log[theirs].emplace_back(sc_core::sc_time_stamp() - began, sc_core::sc_delta_count() - began_delta, lane, payload,
+    log[theirs].emplace_back(sc_core::sc_time_stamp() - began, delta(theirs) - began_delta, lane, payload,
                              static_cast<int>(phase));
     if (phase != tlm::BEGIN_REQ) return;
     const sc_core::sc_time again = payload % 3 == 0 ? sc_core::sc_time(1, sc_core::SC_NS) : sc_core::SC_ZERO_TIME;
@@ -122,7 +127,8 @@ struct Lanes : sc_core::sc_module {
 
   void run(bool theirs) {
     began = sc_core::sc_time_stamp();
-    began_delta = sc_core::sc_delta_count();
+    began_delta = delta(theirs);
+    const sc_dt::uint64 began_systemc = sc_core::sc_delta_count();
     std::mt19937 random{11};
     std::uniform_int_distribution<int> delay(0, 3), pick(0, 31), lane(0, 7), step(0, 4);
     for (int round = 0; round < 600; ++round) {
@@ -143,7 +149,10 @@ struct Lanes : sc_core::sc_module {
         }
       }
     }
+    deltas[theirs] = delta(theirs) - began_delta;
+    systemc_deltas[theirs] = sc_core::sc_delta_count() - began_systemc;
   }
+  sc_dt::uint64 deltas[2] = {}, systemc_deltas[2] = {};  // over the notifying thread's run
   void drive() {
     run(false);
     wait(start_theirs);
@@ -158,6 +167,10 @@ TEST(PayloadQueue, QueuesCallBackInTheOrderOfTheirOwnProcesses) {
   sc_core::sc_start();
   ASSERT_EQ(lanes.log[0].size(), 900u);  // 600 notifications and an END_REQ for each of the 300 BEGIN_REQs
   EXPECT_EQ(lanes.log[0], lanes.log[1]);
+  // The same deltas, fewer of them SystemC's: the dispatcher ran the others at once.
+  EXPECT_EQ(lanes.deltas[0], lanes.deltas[1]);
+  EXPECT_EQ(lanes.systemc_deltas[1], lanes.deltas[1]);
+  EXPECT_LT(lanes.systemc_deltas[0], lanes.deltas[0]);
 }
 
 }  // namespace
