@@ -44,10 +44,31 @@ void DeltaDispatch::remove(DeltaSink* sink) {
   std::replace(serving_.begin(), serving_.end(), sink, static_cast<DeltaSink*>(nullptr));
 }
 
+template <class Body>
+void DeltaDispatch::dispatch(Body&& body) {
+  dispatching_ = true;
+  try {
+    body();
+    // Nothing else would run before the next delta's sinks: run them now.
+    while (!asked_.empty() && !sc_core::sc_pending_activity_at_current_time()) {
+      ++inner_deltas_;
+      fire();
+    }
+  } catch (...) {
+    hand_over();
+    throw;
+  }
+  hand_over();
+}
+
+void DeltaDispatch::hand_over() {
+  dispatching_ = false;
+  if (!asked_.empty()) event_.notify(sc_core::SC_ZERO_TIME);
+  TimedDispatch::get().ask_update_after_dispatch();
+}
+
 void DeltaDispatch::run() {
-  begin();
-  fire();
-  end();
+  dispatch([this] { fire(); });
 }
 
 void DeltaDispatch::fire() {
@@ -56,17 +77,6 @@ void DeltaDispatch::fire() {
   for (auto it = serving_.rbegin(); it != serving_.rend(); ++it)
     if (*it) (*it)->fire_delta();
   serving_.clear();
-}
-
-void DeltaDispatch::end() {
-  // Nothing else would run before the next delta's sinks: run them now.
-  while (!asked_.empty() && !sc_core::sc_pending_activity_at_current_time()) {
-    ++inner_deltas_;
-    fire();
-  }
-  dispatching_ = false;
-  if (!asked_.empty()) event_.notify(sc_core::SC_ZERO_TIME);
-  TimedDispatch::get().ask_update_after_dispatch();
 }
 
 void TimedDispatch::notify(TimedSink* sink, Pending& pending, const sc_core::sc_time& delay) {
@@ -185,7 +195,10 @@ void TimedDispatch::update() {
 }
 
 void TimedDispatch::run() {
-  deltas_.begin();
+  deltas_.dispatch([this] { fire_due(); });
+}
+
+void TimedDispatch::fire_due() {
   scheduled_ = kNever;  // event_ has fired
   const std::uint64_t now = sim_time().value();
   // As SystemC's time step: withdrawn entries on top leave first, then every entry due
@@ -201,7 +214,6 @@ void TimedDispatch::run() {
   earliest_stale_ = false;
   ask_update();
   for (TimedSink* sink : due_) sink->fire_timed();
-  deltas_.end();
 }
 
 void ThreadAlarm::sleep(const sc_core::sc_time& delay) {

@@ -89,9 +89,11 @@ class DeltaDispatch final : private DispatchProcess {
   DeltaDispatch() : DispatchProcess("delta_dispatch") {}
   void run() override;
   void fire();
-  // A dispatcher's run begins and ends: the deltas that can run at once, then SystemC's.
-  void begin() { dispatching_ = true; }
-  void end();
+  // A dispatcher's run: `body`, then the deltas that can run at once; however it ends
+  // (a sink may throw), the sinks left for the next delta go to SystemC.
+  template <class Body>
+  void dispatch(Body&& body);
+  void hand_over();
 
   std::vector<DeltaSink*> asked_;    // in this delta, for the next one
   std::vector<DeltaSink*> serving_;  // the sinks of this delta, while they fire
@@ -136,6 +138,7 @@ class TimedDispatch final : private sc_core::sc_prim_channel, private DispatchPr
 
   TimedDispatch();
   void run() override;
+  void fire_due();  // the entries due now, as SystemC's time step takes them
   void ask_update();
   void update() override;  // sets event_ for the earliest live entry
   void insert(std::uint64_t at, std::uint32_t slot);
