@@ -17,20 +17,32 @@ std::uint64_t OpLog::append(OpRecord&& r) {
 }
 
 std::uint64_t OpLog::append_closed(OpRecord&& r) {
-  const std::uint64_t id = append(std::move(r));
-  close(id);
-  return id;
+  if (keep_) {
+    const std::uint64_t id = append(std::move(r));
+    close(id);
+    return id;
+  }
+  r.id = next_++;  // closed at once: the listeners see it, nothing keeps it
+  for (const Listener& l : listeners_) l(r);
+  return r.id;
 }
 
 OpRecord& OpLog::at(std::uint64_t id) { return keep_ ? records_.at(id) : open_.at(id); }
 
 void OpLog::close(std::uint64_t id) {
+  close(id, [](OpRecord&) {});
+}
+
+void OpLog::close(std::uint64_t id, const std::function<void(OpRecord&)>& last) {
   if (keep_) {
-    for (const Listener& l : listeners_) l(records_.at(id));
+    OpRecord& r = records_.at(id);
+    last(r);
+    for (const Listener& l : listeners_) l(r);
     return;
   }
   const auto it = open_.find(id);
   if (it == open_.end()) return;
+  last(it->second);
   for (const Listener& l : listeners_) l(it->second);
   open_.erase(it);
 }

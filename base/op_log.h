@@ -61,6 +61,8 @@ class OpLog {
   std::uint64_t append_closed(OpRecord&& r);  // a record final when made
   OpRecord& at(std::uint64_t id);           // an open record, or a kept one
   void close(std::uint64_t id);
+  // Makes the last change to an open record (its times) and closes it, finding it once.
+  void close(std::uint64_t id, const std::function<void(OpRecord&)>& last);
   // Closes, in id order, the records still open (a run stopped before they finished).
   void close_open();
 

@@ -1,12 +1,14 @@
 #pragma once
-// A tensor's shape, shared by device tensors and host (.npy) tensors.
+// A tensor's shape, shared by device tensors and host (.npy) tensors. Its dimensions
+// are held inline up to four, so copying a tensor handle or a view allocates nothing.
 #include <cstdint>
 #include <string>
-#include <vector>
+
+#include <boost/container/small_vector.hpp>
 
 namespace kb {
 
-using Shape = std::vector<std::int64_t>;
+using Shape = boost::container::small_vector<std::int64_t, 4>;
 std::string shape_text(const Shape& s);
 
 }  // namespace kb

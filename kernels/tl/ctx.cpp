@@ -279,14 +279,11 @@ std::uint64_t Ctx::record_cpu(const std::string& kind, const char* cpu_op, const
 }
 
 void Ctx::completed(const Command& cmd) {
-  OpRecord& r = log_.at(cmd.op_id);
-  r.start = cycles(cmd.started);
-  r.end = cycles(cmd.finished);
-  log_.close(cmd.op_id);
-  if (cmd.receive) {
-    log_.at(cmd.receive->op_id).end = cycles(cmd.receive->arrival);
-    log_.close(cmd.receive->op_id);
-  }
+  log_.close(cmd.op_id, [&](OpRecord& r) {
+    r.start = cycles(cmd.started);
+    r.end = cycles(cmd.finished);
+  });
+  if (cmd.receive) log_.close(cmd.receive->op_id, [&](OpRecord& r) { r.end = cycles(cmd.receive->arrival); });
 }
 
 void Ctx::finish() {
@@ -316,8 +313,7 @@ void Ctx::phase(const std::string& name) {
 
 void Ctx::end_phase() {
   if (!phase_) return;
-  log_.at(*phase_).end = cycles(sim_time());
-  log_.close(*phase_);
+  log_.close(*phase_, [this](OpRecord& r) { r.end = cycles(sim_time()); });
   phase_.reset();
 }
 
@@ -331,9 +327,8 @@ RowRange Ctx::shard_rows(const DeviceTensor& t) const {
 
 namespace {
 Shape rows_shape(const DeviceTensor& t, std::uint64_t rows) {
-  Shape s = t.shape();
-  if (s.empty()) s.push_back(1);
-  s[0] = static_cast<std::int64_t>(rows);
+  Shape s{static_cast<std::int64_t>(rows)};
+  if (t.shape().size() > 1) s.insert(s.end(), t.shape().begin() + 1, t.shape().end());
   return s;
 }
 }  // namespace
@@ -1093,8 +1088,7 @@ void Ctx::take_one(Buffer& b, std::uint64_t op) {
                      std::to_string(m->bytes) + " bytes, the receive expects " + std::to_string(r.bytes));
   if (data_ && !m->data.empty()) std::copy(m->data.begin(), m->data.end(), pe_.tcm.data(r.offset));
   b.receives.erase(std::find_if(b.receives.begin(), b.receives.end(), [&](const auto& x) { return x.op == op; }));
-  log_.at(r.op).end = cycles(m->arrival);
-  log_.close(r.op);
+  log_.close(r.op, [&](OpRecord& record) { record.end = cycles(m->arrival); });
 }
 
 Tensor Ctx::recv(const PeCoord& src, const Shape& shape, DType dtype, std::uint32_t tag) {

@@ -62,16 +62,20 @@ void PeCpu::completed(tlm::tlm_generic_payload& gp) {
   gp.release();
   if (hook_) hook_(c);
   commands_.retire(c);
-  completed_.notify(sc_core::SC_ZERO_TIME);
+  if (&c == awaited_ || (awaited_ == &all_ && pending_ == 0)) completed_.notify(sc_core::SC_ZERO_TIME);
 }
 
 void PeCpu::wait(const Command& command) {
+  awaited_ = &command;
   while (!command.done) sc_core::wait(completed_);
+  awaited_ = nullptr;
   path_.join(command.path);
 }
 
 void PeCpu::wait_all() {
+  awaited_ = &all_;
   while (pending_ > 0) sc_core::wait(completed_);
+  awaited_ = nullptr;
   path_.join(last_done_);
 }
 
