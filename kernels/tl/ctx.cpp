@@ -24,20 +24,6 @@ std::uint64_t element_count(const Shape& s) {
 
 }  // namespace
 
-std::uint64_t Tensor::span_end() const {
-  if (!buffer_) return byte_offset_;
-  const std::uint64_t r = rows(), c = cols();
-  if (r * c == 0) return byte_offset_;
-  const std::uint64_t stride = stride_ ? stride_ : c;
-  return byte_offset_ + ((r - 1) * stride + c) * dtype_bytes(dtype_);
-}
-
-std::uint32_t Tensor::cols() const {
-  std::uint64_t c = 1;
-  for (std::size_t i = 1; i < shape_.size(); ++i) c *= static_cast<std::uint64_t>(shape_[i]);
-  return static_cast<std::uint32_t>(c);
-}
-
 const std::string& Tensor::name() const {
   static const std::string none;
   if (buffer_) return buffer_->name;

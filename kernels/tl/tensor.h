@@ -53,7 +53,11 @@ class Tensor {
   const Shape& shape() const { return shape_; }
   DType dtype() const { return dtype_; }
   std::uint32_t rows() const { return static_cast<std::uint32_t>(shape_.empty() ? 1 : shape_[0]); }
-  std::uint32_t cols() const;
+  std::uint32_t cols() const {  // inline: operand tracking asks for it at every op
+    std::uint64_t c = 1;
+    for (std::size_t i = 1; i < shape_.size(); ++i) c *= static_cast<std::uint64_t>(shape_[i]);
+    return static_cast<std::uint32_t>(c);
+  }
   std::uint64_t elements() const { return static_cast<std::uint64_t>(rows()) * cols(); }
   std::uint64_t bytes() const { return elements() * dtype_bytes(dtype_); }
   const std::string& name() const;
@@ -73,7 +77,13 @@ class Tensor {
   bool contiguous() const { return stride_ == 0 || stride_ == cols(); }
   // The bytes of its buffer the view spans, [first, last + 1).
   std::uint64_t span_begin() const { return byte_offset_; }
-  std::uint64_t span_end() const;
+  std::uint64_t span_end() const {
+    if (!buffer_) return byte_offset_;
+    const std::uint64_t r = rows(), c = cols();
+    if (r * c == 0) return byte_offset_;
+    const std::uint64_t stride = stride_ ? stride_ : c;
+    return byte_offset_ + ((r - 1) * stride + c) * dtype_bytes(dtype_);
+  }
 };
 
 }  // namespace kb::tl

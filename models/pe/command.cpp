@@ -96,17 +96,17 @@ tlm::tlm_generic_payload* command_payload(PayloadPool& pool, Command& cmd) {
   return gp;
 }
 
-bool admit_command(tlm::tlm_generic_payload& gp) {
+Command* admit_command(tlm::tlm_generic_payload& gp) {
   const auto* ext = gp.get_extension<CommandExtension>();
   if (ext == nullptr || ext->command == nullptr) {
     gp.set_response_status(tlm::TLM_COMMAND_ERROR_RESPONSE);
-    return false;
+    return nullptr;
   }
   if (gp.get_byte_enable_ptr() != nullptr) {
     gp.set_response_status(tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE);
-    return false;
+    return nullptr;
   }
-  return true;
+  return ext->command;
 }
 
 Command& CommandExtension::of(const tlm::tlm_generic_payload& gp) {

@@ -139,6 +139,9 @@ struct Command {
   // Lifecycle, filled by the blocks it passes.
   sc_core::sc_time issued, started, finished;
   bool served = false;  // its engine has finished it
+  // Held commands in the PE scheduler whose first dependency not yet seen served this is
+  // (its being served is what can let them go).
+  mutable std::uint32_t holding = 0;
   bool done = false;    // its issuer has seen it finish
   // The critical-path account: from its issuer when issued, at its end once done.
   PathAccount path;
@@ -200,8 +203,8 @@ class CommandExtension : public tlm::tlm_extension<CommandExtension> {
 
 // What every command target (PeScheduler, the engines) checks first: a payload with no
 // Command is refused with TLM_COMMAND_ERROR_RESPONSE and one with byte enables with
-// TLM_BYTE_ENABLE_ERROR_RESPONSE. True: a command to serve.
-bool admit_command(tlm::tlm_generic_payload& gp);
+// TLM_BYTE_ENABLE_ERROR_RESPONSE. The command to serve, or null.
+Command* admit_command(tlm::tlm_generic_payload& gp);
 
 // A payload from `pool` that carries `cmd` (TLM_IGNORE_COMMAND, no data).
 tlm::tlm_generic_payload* command_payload(PayloadPool& pool, Command& cmd);

@@ -21,7 +21,7 @@ void PeDma::start(tlm::tlm_generic_payload& gp, Command& cmd) {
     finish(gp);
     return;
   }
-  channels_[lane_of(cmd)].active.push_back(Transfer{&gp, 0, 0});
+  channels_[lane_of(cmd)].active.push_back(Transfer{&gp, &cmd, 0, 0});
   issue_bursts(lane_of(cmd), cmd.path);
 }
 
@@ -29,7 +29,7 @@ void PeDma::issue_bursts(std::size_t lane, const PathAccount& path) {
   Channel& ch = channels_[lane];
   if (ch.active.empty()) return;
   Transfer& t = ch.active.back();
-  const Command& cmd = CommandExtension::of(*t.command);
+  const Command& cmd = *t.cmd;
   if (ch.in_flight == topo_.pe.dma.outstanding || t.issued == cmd.bytes) return;  // nothing to issue
   PathAccount issuer = cmd.path;
   issuer.join(path);
@@ -82,10 +82,10 @@ void PeDma::burst_done(tlm::tlm_generic_payload& burst) {
   // Commands complete in order: responses of one channel come back in issue order.
   while (!ch.active.empty()) {
     Transfer& front = ch.active.front();
-    if (front.completed < CommandExtension::of(*front.command).bytes) break;
+    if (front.completed < front.cmd->bytes) break;
     tlm::tlm_generic_payload* done = front.command;
+    front.cmd->path.join(path);
     ch.active.pop_front();
-    CommandExtension::of(*done).path.join(path);
     finish(*done);
   }
   issue_bursts(lane, path);

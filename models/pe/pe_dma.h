@@ -27,6 +27,7 @@ class PeDma : public PeEngine {
  private:
   struct Transfer {
     tlm::tlm_generic_payload* command = nullptr;
+    Command* cmd = nullptr;  // command's (looked up once, not at every burst)
     std::uint64_t issued = 0, completed = 0;
   };
   struct Channel {

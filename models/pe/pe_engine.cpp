@@ -28,9 +28,10 @@ tlm::tlm_sync_enum PeEngine::nb_transport_fw(tlm::tlm_generic_payload& gp, tlm::
                                              sc_time& delay) {
   // Commands are accepted and queued at once.
   return responder_.forward(name(), gp, phase, delay, [this](tlm::tlm_generic_payload& cmd_gp, const sc_time&) {
-    if (!admit_command(cmd_gp)) return false;
+    const Command* cmd = admit_command(cmd_gp);
+    if (cmd == nullptr) return false;
     if (cmd_gp.has_mm()) cmd_gp.acquire();
-    Lane& lane = lanes_.at(lane_of(CommandExtension::of(cmd_gp)));
+    Lane& lane = lanes_.at(lane_of(*cmd));
     lane.waiting.push_back(&cmd_gp);
     traced(queue_signal_, ++depth_);
     if (!lane.current) start_next(lane);
@@ -83,11 +84,14 @@ void PeEngine::finish(tlm::tlm_generic_payload& gp) {
   traced(queue_signal_, --depth_);
   gp.set_response_status(tlm::TLM_OK_RESPONSE);
   responder_.respond(gp, sc_core::SC_ZERO_TIME);
-  release(gp, cmd.path);
+  release(lane, gp, cmd.path);
 }
 
 void PeEngine::release(tlm::tlm_generic_payload& gp, const PathAccount& path) {
-  Lane& lane = lanes_.at(lane_of(CommandExtension::of(gp)));
+  release(lanes_.at(lane_of(CommandExtension::of(gp))), gp, path);
+}
+
+void PeEngine::release(Lane& lane, tlm::tlm_generic_payload& gp, const PathAccount& path) {
   if (lane.current != &gp) return;  // released earlier
   lane.current = nullptr;
   lane.freed = path;

@@ -73,6 +73,7 @@ class PeEngine : public sc_core::sc_module {
   tlm::tlm_sync_enum nb_transport_fw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
                                      sc_core::sc_time& delay);
   void start_next(Lane& lane);
+  void release(Lane& lane, tlm::tlm_generic_payload& gp, const PathAccount& path);
   void on_timer(tlm::tlm_generic_payload& gp, const tlm::tlm_phase& phase);
 
   sc_core::sc_time cycle_;

@@ -33,9 +33,10 @@ InitiatorPort& PeScheduler::engine(EngineKind e) {
 tlm::tlm_sync_enum PeScheduler::nb_transport_fw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
                                                 sc_core::sc_time& delay) {
   return responder_.forward(name(), gp, phase, delay, [this](tlm::tlm_generic_payload& cmd_gp, const sc_core::sc_time&) {
-    if (!admit_command(cmd_gp)) return false;
+    const Command* admitted = admit_command(cmd_gp);
+    if (admitted == nullptr) return false;
     if (cmd_gp.has_mm()) cmd_gp.acquire();
-    const Command& cmd = CommandExtension::of(cmd_gp);
+    const Command& cmd = *admitted;
     if (cmd.waits_for.empty() && !cmd.receive && !(cmd.kind == Command::Kind::Send && holds_send_like(cmd))) {
       dispatch(cmd_gp);
     } else {
@@ -68,12 +69,16 @@ PeScheduler::Held::Held(tlm::tlm_generic_payload* payload, const Command& comman
       cmd(&command),
       blocker(command.waits_for.empty() ? nullptr : command.waits_for.front().get()),
       receives(command.receive.has_value()),
-      send(command.kind == Command::Kind::Send) {}
+      send(command.kind == Command::Kind::Send) {
+  if (blocker) ++blocker->holding;
+}
 
 bool PeScheduler::Held::dependencies_served() {
   while (blocker != nullptr) {
     if (!blocker->served) return false;
+    --blocker->holding;
     blocker = ++next_wait < cmd->waits_for.size() ? cmd->waits_for[next_wait].get() : nullptr;
+    if (blocker) ++blocker->holding;
   }
   return true;
 }
@@ -83,14 +88,15 @@ bool PeScheduler::holds_send_like(const Command& send) const {
 }
 
 void PeScheduler::dispatch(tlm::tlm_generic_payload& gp) {
-  const Command::Kind kind = CommandExtension::of(gp).kind;
-  if (kind == Command::Kind::Composite) start_composite(gp);
-  else if (kind == Command::Kind::Sequence) start_sequence(gp);
-  else engine(CommandExtension::of(gp).engine()).send(gp);
+  const Command& cmd = CommandExtension::of(gp);
+  if (cmd.kind == Command::Kind::Composite) start_composite(gp);
+  else if (cmd.kind == Command::Kind::Sequence) start_sequence(gp);
+  else engine(cmd.engine()).send(gp);
 }
 
 void PeScheduler::release_held() {
   ++held_epoch_;
+  blocker_served_ = false;
   if (std::exchange(unmatched_mail_, false))
     for (Held& h : held_)  // messages go to the receives in the order they were issued
       if (h.receives && !h.message && mailbox_) {
@@ -141,11 +147,10 @@ void PeScheduler::release_held() {
   }
 }
 
-void PeScheduler::finished(tlm::tlm_generic_payload& macro, sc_core::sc_time started) {
-  Command& cmd = CommandExtension::of(macro);
+void PeScheduler::finished(tlm::tlm_generic_payload& macro, Command& cmd, sc_core::sc_time started) {
   if (Sequence* const s = std::exchange(cmd.sequence, nullptr)) {  // a step
     cmd.started = started;
-    step_done(*s, macro);
+    step_done(*s, macro, cmd);
     return;
   }
   responder_.respond(macro, sc_core::SC_ZERO_TIME);
@@ -154,11 +159,12 @@ void PeScheduler::finished(tlm::tlm_generic_payload& macro, sc_core::sc_time sta
 void PeScheduler::engine_done(tlm::tlm_generic_payload& gp) {
   ++held_epoch_;
   served(gp);
-  if (!held_.empty()) release_held();  // what waited for it may start
+  if (!held_.empty() && (blocker_served_ || unmatched_mail_)) release_held();  // what waited for it may start
 }
 
 void PeScheduler::served(tlm::tlm_generic_payload& gp) {
-  const Command& done = CommandExtension::of(gp);
+  Command& done = CommandExtension::of(gp);
+  if (done.holding > 0) blocker_served_ = true;
   if (done.composite == nullptr) {  // a plain command: back to the CPU, or the next step
     for (Composite& c : composites_)  // GEMMs held for this load may go now
       if (!c.held.empty() && CommandExtension::of(*c.macro).after.get() == &done)
@@ -166,7 +172,7 @@ void PeScheduler::served(tlm::tlm_generic_payload& gp) {
           path.join(done.path);
           issue_gemm(c, tile, path);
         }
-    finished(gp, done.started);
+    finished(gp, done, done.started);
     return;
   }
   Composite& c = *done.composite;
@@ -188,13 +194,14 @@ void PeScheduler::served(tlm::tlm_generic_payload& gp) {
   macro.finished = sim_time();
   macro.path = done.path;  // the last GEMM's end
   macro.served = true;
+  if (macro.holding > 0) blocker_served_ = true;
   ++held_epoch_;
   c.macro->set_response_status(tlm::TLM_OK_RESPONSE);
   tlm::tlm_generic_payload* whole = c.macro;
   // Composites finish in issue order (one GEMM FIFO); drop the finished ones at the front.
   c.macro = nullptr;
   while (!composites_.empty() && composites_.front().macro == nullptr) composites_.pop_front();
-  finished(*whole, started);
+  finished(*whole, macro, started);
 }
 
 void PeScheduler::start_sequence(tlm::tlm_generic_payload& gp) {
@@ -223,6 +230,7 @@ void PeScheduler::advance(Sequence& s) {
     macro.finished = sim_time();
     macro.path = s.path;
     macro.served = true;
+    if (macro.holding > 0) blocker_served_ = true;
     ++held_epoch_;
     s.macro->set_response_status(tlm::TLM_OK_RESPONSE);
     responder_.respond(*s.macro, sc_core::SC_ZERO_TIME);
@@ -246,8 +254,8 @@ void PeScheduler::advance(Sequence& s) {
   else engine(step.engine()).send(*gp);
 }
 
-void PeScheduler::step_done(Sequence& s, tlm::tlm_generic_payload& gp) {
-  s.path.join(CommandExtension::of(gp).path);
+void PeScheduler::step_done(Sequence& s, tlm::tlm_generic_payload& gp, const Command& step) {
+  s.path.join(step.path);
   gp.release();
   s.in_step = false;
   advance(s);

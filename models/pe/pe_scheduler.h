@@ -85,8 +85,8 @@ class PeScheduler : public sc_core::sc_module {
   void start_composite(tlm::tlm_generic_payload& gp);
   void start_sequence(tlm::tlm_generic_payload& gp);
   void advance(Sequence& s);
-  void step_done(Sequence& s, tlm::tlm_generic_payload& gp);
-  void finished(tlm::tlm_generic_payload& macro, sc_core::sc_time started);  // respond to the CPU
+  void step_done(Sequence& s, tlm::tlm_generic_payload& gp, const Command& step);
+  void finished(tlm::tlm_generic_payload& macro, Command& cmd, sc_core::sc_time started);  // respond to the CPU
   void issue_load(Composite& c, std::uint32_t tile, const PathAccount& path);
   void issue_gemm(Composite& c, std::uint32_t tile, const PathAccount& path);
   void issue_sub(Command& sub, InitiatorPort& port, const PathAccount& path);
@@ -103,6 +103,9 @@ class PeScheduler : public sc_core::sc_module {
   // A message came in or a receive was held since the held receives last looked in the
   // mailbox (only then can one of them find its message).
   bool unmatched_mail_ = false;
+  // A command some held command waits for was served since the last scan: without that,
+  // a mail or a new command, a scan finds nothing ready (the last one left none).
+  bool blocker_served_ = false;
   std::vector<const Command*> sends_ahead_;  // release_held's scratch (kept for its capacity)
   PeIpcq* mailbox_ = nullptr;
 };
