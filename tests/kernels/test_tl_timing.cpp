@@ -1,6 +1,6 @@
 // tl timing: a chain takes exactly the sum of its modelled parts; independent work
-// overlaps; composite hides HBM streaming behind the GEMM; auto-wait; recv_async;
-// scratch scopes keep TCM use bounded.
+// overlaps; composite hides HBM streaming behind the GEMM; auto-wait; held sends and
+// merges; recv_async; scratch scopes keep TCM use bounded.
 #include <gtest/gtest.h>
 
 #include "tests/kernels/tl_support.h"
@@ -296,6 +296,34 @@ TEST(TlTiming, AHeldSendHoldsOnlyLaterSendsToItsPeAndTag) {
   EXPECT_LT(sends[1]->start, load.end) << "another PE";
   EXPECT_LT(sends[2]->start, load.end) << "another tag";
   EXPECT_GE(sends[3]->start, sends[0]->start) << "same PE and tag: in issue order";
+}
+
+TEST(TlTiming, AHeldSendLeavesWhenTheLastOfItsWritersEnds) {
+  // The send waits in the scheduler for both writers of what it sends: a fill of the
+  // first rows, issued first and still running when the send comes, and a load of the
+  // rest, which ends last. The fill's end passes the send's wait on to the load, and the
+  // send leaves the cycle the load ends.
+  Machine m("small_1sip_2x2x2", false);
+  const DeviceTensor a = m.rt.empty("a", {256, 64}, DType::fp32, DPPolicy::replicate(1, 1, 0));
+  const PeCoord sender{SipId(0), CubeId(0), PeId(1)};
+  m.rt.launch(SipId(0), "two writers", [&](tl::Ctx& tl) {
+    if (tl.coord() == sender) {
+      const tl::Tensor x = tl.persistent({512, 64}, DType::fp32, "x");
+      tl.fill(tl.rows(x, 0, 256), 1.0f);
+      const tl::Tensor rest = tl.rows(x, 256, 256);
+      tl.load(a, {0, 256}, &rest);
+      tl.send(kPe, x, 7);
+    }
+    if (tl.coord() == kPe) tl.wait(tl.recv_async(sender, {512, 64}, DType::fp32, 7));
+  });
+  m.rt.run();
+  const auto& log = m.rt.op_log();
+  const OpRecord& fill = *log.select("math", "fill").at(0);
+  const OpRecord& load = *log.select("dma", "load").at(0);
+  const OpRecord& send = *log.select("ipcq", "send").at(0);
+  EXPECT_GT(fill.end, send.issue) << "the fill still runs when the send is held";
+  EXPECT_LT(fill.end, load.end);
+  EXPECT_EQ(send.start, load.end);
 }
 
 TEST(TlTiming, AMessagePassedOnLeavesAsItArrivesWithoutHoldingTheProgram) {
