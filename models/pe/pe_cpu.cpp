@@ -62,7 +62,7 @@ void PeCpu::completed(tlm::tlm_generic_payload& gp) {
   gp.release();
   if (hook_) hook_(c);
   commands_.retire(c);
-  if (&c == awaited_ || (awaited_ == &all_ && pending_ == 0)) completed_.notify(sc_core::SC_ZERO_TIME);
+  if (&c == awaited_ || (awaiting_all_ && pending_ == 0)) completed_.notify(sc_core::SC_ZERO_TIME);
 }
 
 void PeCpu::wait(const Command& command) {
@@ -73,9 +73,9 @@ void PeCpu::wait(const Command& command) {
 }
 
 void PeCpu::wait_all() {
-  awaited_ = &all_;
+  awaiting_all_ = true;
   while (pending_ > 0) sc_core::wait(completed_);
-  awaited_ = nullptr;
+  awaiting_all_ = false;
   path_.join(last_done_);
 }
 

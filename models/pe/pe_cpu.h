@@ -70,8 +70,9 @@ class PeCpu : public sc_core::sc_module {
   CompletionHook hook_;
   std::function<void()> error_hook_;
   CommandPool commands_;
-  const void* awaited_ = nullptr;  // the command the program waits for, or &all_ (wait_all)
-  const char all_ = 0;
+  // What the program waits for: only its completion wakes the program's thread.
+  const Command* awaited_ = nullptr;
+  bool awaiting_all_ = false;
   std::size_t pending_ = 0;
   PayloadPool pool_;
   PathAccount path_;

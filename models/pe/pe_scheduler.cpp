@@ -156,6 +156,12 @@ void PeScheduler::finished(tlm::tlm_generic_payload& macro, Command& cmd, sc_cor
   responder_.respond(macro, sc_core::SC_ZERO_TIME);
 }
 
+void PeScheduler::serve(Command& macro) {
+  macro.served = true;
+  if (macro.holding > 0) blocker_served_ = true;
+  ++held_epoch_;
+}
+
 void PeScheduler::engine_done(tlm::tlm_generic_payload& gp) {
   ++held_epoch_;
   served(gp);
@@ -193,9 +199,7 @@ void PeScheduler::served(tlm::tlm_generic_payload& gp) {
   macro.started = started;
   macro.finished = sim_time();
   macro.path = done.path;  // the last GEMM's end
-  macro.served = true;
-  if (macro.holding > 0) blocker_served_ = true;
-  ++held_epoch_;
+  serve(macro);
   c.macro->set_response_status(tlm::TLM_OK_RESPONSE);
   tlm::tlm_generic_payload* whole = c.macro;
   // Composites finish in issue order (one GEMM FIFO); drop the finished ones at the front.
@@ -229,9 +233,7 @@ void PeScheduler::advance(Sequence& s) {
     macro.started = s.steps.empty() ? sim_time() : s.steps.front().started;
     macro.finished = sim_time();
     macro.path = s.path;
-    macro.served = true;
-    if (macro.holding > 0) blocker_served_ = true;
-    ++held_epoch_;
+    serve(macro);
     s.macro->set_response_status(tlm::TLM_OK_RESPONSE);
     responder_.respond(*s.macro, sc_core::SC_ZERO_TIME);
     while (!sequences_.empty() && sequences_.front().done) sequences_.pop_front();

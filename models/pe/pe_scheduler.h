@@ -59,8 +59,8 @@ class PeScheduler : public sc_core::sc_module {
   using Composite = ScheduledComposite;
   using Sequence = ScheduledSequence;
   // What release_held's scan needs of a held command, kept beside it: a scan passes
-  // every held command at each completion, and reading each one's dependency list cost
-  // a cache miss per command and per dependency.
+  // every held command, and reading each one's dependency list cost a cache miss per
+  // command and per dependency.
   struct Held {
     Held(tlm::tlm_generic_payload* payload, const Command& command);
     // Whether every command it waits for has been served. Served stays served, so the
@@ -82,6 +82,7 @@ class PeScheduler : public sc_core::sc_module {
   bool holds_send_like(const Command& send) const;  // a held send to the same PE and tag
   void engine_done(tlm::tlm_generic_payload& gp);
   void served(tlm::tlm_generic_payload& gp);
+  void serve(Command& macro);  // a composite or sequence the scheduler ran is served
   void start_composite(tlm::tlm_generic_payload& gp);
   void start_sequence(tlm::tlm_generic_payload& gp);
   void advance(Sequence& s);
