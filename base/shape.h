@@ -8,7 +8,8 @@
 
 namespace kb {
 
-using Shape = boost::container::small_vector<std::int64_t, 4>;
+inline constexpr std::size_t kInlineDims = 4;
+using Shape = boost::container::small_vector<std::int64_t, kInlineDims>;
 std::string shape_text(const Shape& s);
 
 }  // namespace kb

@@ -3,6 +3,7 @@
 #include "models/common/sim_time.h"
 
 #include <algorithm>
+#include <charconv>
 #include <exception>
 
 namespace kb::tl {
@@ -50,8 +51,8 @@ std::uint64_t Ctx::cycles(const sc_core::sc_time& t) const { return cycles_of(t 
 
 Ctx::~Ctx() = default;
 
-void Ctx::fail(const std::string& op, const std::string& what) const {
-  throw KernelError("kernel '" + kernel_ + "' on " + coord().str() + ": op '" + op + "': " + what);
+void Ctx::fail(std::string_view op, const std::string& what) const {
+  throw KernelError("kernel '" + kernel_ + "' on " + coord().str() + ": op '" + std::string(op) + "': " + what);
 }
 
 // ---- memory ---------------------------------------------------------------------------
@@ -124,13 +125,13 @@ Tensor Ctx::persistent(const Shape& shape, DType dtype, const std::string& name)
 
 // ---- bookkeeping ----------------------------------------------------------------------
 
-void Ctx::check(const Tensor& t, const std::string& op, const char* role) const {
+void Ctx::check(const Tensor& t, std::string_view op, const char* role) const {
   if (!t.valid()) fail(op, std::string(role) + " is an empty handle");
   if (t.buffer_ && !t.buffer_->alive)
     fail(op, std::string(role) + " '" + t.buffer_->name + "' is used after its scratch scope ended");
 }
 
-void Ctx::check_contiguous(const Tensor& t, const std::string& op) const {
+void Ctx::check_contiguous(const Tensor& t, std::string_view op) const {
   if (!t.contiguous())
     fail(op, "'" + t.name() + "' " + shape_text(t.shape()) + " is a column slice; this op needs contiguous rows "
              "(copy it first)");
@@ -154,14 +155,14 @@ bool finished(const Access& a) { return a.cmd->done; }
 bool held(const Command& c) { return !c.waits_for.empty() || c.receive.has_value(); }
 }  // namespace
 
-void Ctx::consume(const Tensor& t, const std::string& op) {
+void Ctx::consume(const Tensor& t, std::string_view op) {
   check(t, op, "operand");
   if (!t.buffer_) return;
   Buffer& b = *t.buffer_;
   const Span s = span(t);
   take_messages(t);
   for (const Access& w : b.writers)
-    if (overlaps(w, s)) block_on(*w.cmd, [&] { return "'" + b.name + "' for op '" + op + "'"; });
+    if (overlaps(w, s)) block_on(*w.cmd, [&] { return "'" + b.name + "' for op '" + std::string(op) + "'"; });
   std::erase_if(b.writers, finished);
   std::erase_if(b.readers, finished);
 }
@@ -233,8 +234,15 @@ namespace {
 // first GEMM), the output's rows x cols of a vector op.
 std::string command_shape(const Command& c) {
   const Command& g = c.kind == Command::Kind::Sequence && !c.steps.empty() ? c.steps.front() : c;
-  if (g.kind == Command::Kind::Gemm || g.kind == Command::Kind::Composite)
-    return std::to_string(g.m) + "x" + std::to_string(g.n) + "x" + std::to_string(g.k);
+  if (g.kind == Command::Kind::Gemm || g.kind == Command::Kind::Composite) {
+    char buf[3 * 11];  // three 32-bit numbers and two 'x' (one buffer, one string: a record per op)
+    char* p = buf;
+    for (const std::uint32_t d : {g.m, g.n, g.k}) {
+      if (p != buf) *p++ = 'x';
+      p = std::to_chars(p, p + 10, d).ptr;
+    }
+    return std::string(buf, p);
+  }
   if (g.kind == Command::Kind::Math)
     return shape_text({static_cast<std::int64_t>(g.out.rows), static_cast<std::int64_t>(g.out.cols)});
   return "";
@@ -251,7 +259,7 @@ Command& Ctx::issue(Command&& cmd, OpRecord&& record) {
   return pe_.cpu.issue(std::move(cmd));
 }
 
-std::uint64_t Ctx::record_cpu(const std::string& kind, const char* cpu_op, const std::string& tensor) {
+std::uint64_t Ctx::record_cpu(const char* kind, const char* cpu_op, const std::string& tensor) {
   OpRecord r;
   r.kernel = kernel_;
   r.pe = coord();
@@ -325,7 +333,7 @@ Tensor Ctx::ref(const DeviceTensor& t, RowRange rows) {
   return x;
 }
 
-Tensor Ctx::hbm_rows(const std::string& op, const DeviceTensor& t, RowRange rows) const {
+Tensor Ctx::hbm_rows(std::string_view op, const DeviceTensor& t, RowRange rows) const {
   if (!t.valid()) fail(op, "empty device tensor");
   if (t.device() != sip())
     fail(op, "'" + t.name() + "' lives on sip" + std::to_string(t.device().value) + "; this PE is on sip" +
@@ -385,7 +393,7 @@ Tensor Ctx::load(const DeviceTensor& t, RowRange rows, const Tensor* into) {
 }
 
 void Ctx::store(const DeviceTensor& t, RowRange rows, const Tensor& x) {
-  const std::string op = "store";
+  const char* const op = "store";
   const Tensor dst = hbm_rows(op, t, rows);
   charge("store");
   consume(x, op);
@@ -397,7 +405,7 @@ void Ctx::store(const DeviceTensor& t, RowRange rows, const Tensor& x) {
   if (x.elements() != dst.elements() || x.cols() != dst.cols())
     fail(op, "shape mismatch: value " + shape_text(x.shape()) + " into rows of '" + t.name() +
                  "' shaped " + shape_text(dst.shape()));
-  const Command& cmd = issue_dma(Command::Kind::DmaWrite, op.c_str(), dst.ref_->address, t, x);
+  const Command& cmd = issue_dma(Command::Kind::DmaWrite, op, dst.ref_->address, t, x);
   add_reader(x, cmd);
   stores_.push_back({&t.placements(), rows, CommandHandle(cmd)});
 }
@@ -421,7 +429,7 @@ Command& Ctx::issue_dma(Command::Kind kind, const char* op, std::uint64_t addres
 // ---- GEMM -----------------------------------------------------------------------------
 
 Tensor Ctx::gemm_into(const Tensor& a, const Tensor& b, const CompositeOpts& opts, bool composite) {
-  const std::string op = composite ? "composite" : "dot";
+  const std::string_view op = composite ? "composite" : "dot";
   if (a.is_ref()) fail(op, "operand a must be in TCM");
   charge(composite ? "composite" : "dot");
   // A streamed composite whose a is still being loaded starts streaming b at once; its
@@ -453,7 +461,7 @@ Tensor Ctx::gemm_into(const Tensor& a, const Tensor& b, const CompositeOpts& opt
     out = *opts.out;
   } else {
     if (opts.accumulate) fail(op, "accumulate needs an out tensor");
-    out = alloc({m, n}, DType::fp32, Arena::Scratch, op);
+    out = alloc({m, n}, DType::fp32, Arena::Scratch, std::string(op));
   }
   Tensor stage;
   if (b.is_ref()) {
@@ -529,18 +537,18 @@ void add_math_step(std::vector<Command>& steps, MathOp op, TcmView in0, TcmView 
 
 }  // namespace
 
-void Ctx::wait_unless_sequenced(const Tensor& t, const std::string& op) {
+void Ctx::wait_unless_sequenced(const Tensor& t, std::string_view op) {
   Buffer& b = *t.buffer_;
   const Span s = span(t);
   take_messages(t);
   // A command the scheduler holds is not in its order yet: wait for it here.
   for (const Access& w : b.writers)
     if ((w.cmd->kind != Command::Kind::Sequence || held(*w.cmd)) && overlaps(w, s))
-      block_on(*w.cmd, [&] { return "'" + b.name + "' for op '" + op + "'"; });
+      block_on(*w.cmd, [&] { return "'" + b.name + "' for op '" + std::string(op) + "'"; });
 }
 
 Tensor Ctx::flash_tile(const FlashTile& f) {
-  const std::string op = "flash_tile";
+  const std::string_view op = "flash_tile";
   const bool streamed = f.k && f.k->is_ref();
   const Tensor* required[] = {f.q, f.k, f.v, f.m, f.l, f.o, f.s, f.p, f.pv, f.m_new, f.alpha, f.rowsum};
   for (const Tensor* t : required)
@@ -673,7 +681,7 @@ Tensor Ctx::flash_tile(const FlashTile& f) {
 }
 
 Tensor Ctx::merge_state(const Tensor& state, const Tensor& other) {
-  const std::string op = "merge_state";
+  const std::string_view op = "merge_state";
   check(state, op, "state");
   check(other, op, "other");
   if (state.shape() != other.shape() || state.cols() < 3 || state.dtype() != DType::fp32 ||
@@ -739,7 +747,7 @@ Tensor Ctx::dot(const Tensor& a, const Tensor& b, bool trans_b) {
 
 // ---- MATH -----------------------------------------------------------------------------
 
-Tensor Ctx::math(MathOp op, const std::string& kind, const Tensor& a, const Tensor* b, const Tensor* c,
+Tensor Ctx::math(MathOp op, std::string_view kind, const Tensor& a, const Tensor* b, const Tensor* c,
                  const Tensor* out, float scalar) {
   charge(op == MathOp::Trans ? "trans" : "math");
   const Tensor* operands[] = {&a, b, c};
@@ -765,7 +773,7 @@ Tensor Ctx::math(MathOp op, const std::string& kind, const Tensor& a, const Tens
     prepare_write(*out);
     o = *out;
   } else {
-    o = alloc(op == MathOp::Trans ? shape : a.shape(), DType::fp32, Arena::Scratch, kind);
+    o = alloc(op == MathOp::Trans ? shape : a.shape(), DType::fp32, Arena::Scratch, std::string(kind));
   }
   Command cmd;
   cmd.kind = Command::Kind::Math;
@@ -843,13 +851,13 @@ Tensor Ctx::full(const Shape& shape, float value, Arena arena) {
 
 void Ctx::fill(const Tensor& out, float value) { math(MathOp::Fill, "fill", out, nullptr, nullptr, &out, value); }
 
-Tensor Ctx::reduce(MathOp op, const std::string& kind, const Tensor& x, int axis) {
+Tensor Ctx::reduce(MathOp op, std::string_view kind, const Tensor& x, int axis) {
   if (axis != 0 && axis != 1) fail(kind, "axis " + std::to_string(axis) + " is not allowed; allowed: 0 or 1");
   charge("reduce");
   consume(x, kind);
   if (x.is_ref()) fail(kind, "operand must be in TCM, not a ref");
   const Tensor out = alloc(axis == 1 ? Shape{x.rows(), 1} : Shape{1, x.cols()}, DType::fp32,
-                           Arena::Scratch, kind);
+                           Arena::Scratch, std::string(kind));
   Command cmd;
   cmd.kind = Command::Kind::Math;
   cmd.op = op;
@@ -914,7 +922,7 @@ Tensor Ctx::rows(const Tensor& x, std::uint32_t begin, std::uint32_t count) {
 // ---- messages -------------------------------------------------------------------------
 
 void Ctx::send(const PeCoord& dst, const Tensor& x, std::uint32_t tag) {
-  const std::string op = "send";
+  const std::string_view op = "send";
   if (dst.sip != sip() || dst.cube.value >= num_cubes() || dst.pe.value >= num_pes())
     fail(op, "send to a PE that does not exist here: " + dst.str() + " (this is sip" +
                  std::to_string(sip().value) + ": cubes 0-" + std::to_string(num_cubes() - 1) +
@@ -962,7 +970,7 @@ void Ctx::send(const PeCoord& dst, const Tensor& x, std::uint32_t tag) {
 
 Tensor Ctx::recv_async(const PeCoord& src, const Shape& shape, DType dtype, std::uint32_t tag,
                        const Tensor* into) {
-  const std::string op = "recv";
+  const std::string_view op = "recv";
   if (src.sip != sip() || src.cube.value >= num_cubes() || src.pe.value >= num_pes())
     fail(op, "receive from a PE that does not exist here: " + src.str());
   charge("recv");

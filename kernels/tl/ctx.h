@@ -178,15 +178,15 @@ class Ctx {
   void completed(const Command& cmd);      // the op log's end times
   const std::string& waiting_for() const { return waiting_for_; }
 
-  [[noreturn]] void fail(const std::string& op, const std::string& what) const;
+  [[noreturn]] void fail(std::string_view op, const std::string& what) const;
 
  private:
   friend class ScratchScope;
   Tensor alloc(const Shape& shape, DType dtype, Arena arena, const std::string& name);
   void end_scope(std::uint64_t mark, std::size_t first);
-  void check(const Tensor& t, const std::string& op, const char* role) const;
-  void check_contiguous(const Tensor& t, const std::string& op) const;
-  void consume(const Tensor& t, const std::string& op);  // auto-wait for its writers
+  void check(const Tensor& t, std::string_view op, const char* role) const;
+  void check_contiguous(const Tensor& t, std::string_view op) const;
+  void consume(const Tensor& t, std::string_view op);  // auto-wait for its writers
   void prepare_write(const Tensor& t);                    // wait for its writer and readers of its bytes
   void wait_for_readers(const Tensor& t);                  // of the bytes t spans
   void add_reader(const Tensor& t, const Command& cmd);
@@ -197,17 +197,17 @@ class Ctx {
   std::optional<Command::Receive> receive_in_scheduler(const Tensor& t);  // t: one posted receive
   // A sequence's running state: waits only when something other than a sequence wrote
   // it (the scheduler orders the sequences that update it: their first step is serial).
-  void wait_unless_sequenced(const Tensor& t, const std::string& op);
+  void wait_unless_sequenced(const Tensor& t, std::string_view op);
   TcmView view_of(const Tensor& t) const;
   void charge(const char* cpu_op);
   // Rows of a device tensor lying in one shard, as an HBM-resident operand (what ref,
   // load and store address); checks them, issues nothing.
-  Tensor hbm_rows(const std::string& op, const DeviceTensor& t, RowRange rows) const;
+  Tensor hbm_rows(std::string_view op, const DeviceTensor& t, RowRange rows) const;
   Command& issue(Command&& cmd, OpRecord&& record);
   // A DMA command between HBM at `address` (rows of t) and x in TCM, with its record.
   Command& issue_dma(Command::Kind kind, const char* op, std::uint64_t address, const DeviceTensor& t,
                      const Tensor& x);
-  std::uint64_t record_cpu(const std::string& kind, const char* cpu_op, const std::string& tensor);
+  std::uint64_t record_cpu(const char* kind, const char* cpu_op, const std::string& tensor);
   // Waits until `cmd` is done; `what()` says what for (a deadlock report names it), and is
   // made only if it must wait.
   template <class What>
@@ -220,9 +220,9 @@ class Ctx {
   void take_messages(const Tensor& t);                 // of the receives into t's bytes
   void take_message(Buffer& b, std::uint64_t op);      // the receive `op` and the earlier ones of its queue
   void take_one(Buffer& b, std::uint64_t op);
-  Tensor math(MathOp op, const std::string& kind, const Tensor& a, const Tensor* b, const Tensor* c,
+  Tensor math(MathOp op, std::string_view kind, const Tensor& a, const Tensor* b, const Tensor* c,
               const Tensor* out, float scalar = 0);
-  Tensor reduce(MathOp op, const std::string& kind, const Tensor& x, int axis);
+  Tensor reduce(MathOp op, std::string_view kind, const Tensor& x, int axis);
   Tensor gemm_into(const Tensor& a, const Tensor& b, const CompositeOpts& opts, bool composite);
 
   Pe& pe_;

@@ -154,8 +154,9 @@ void TimedDispatch::release(std::uint32_t slot) {
 std::uint64_t TimedDispatch::earliest_live() const {
   // A live entry's subtree holds nothing earlier, so the walk stops at the first live
   // entry on each path; withdrawn entries are few.
-  std::uint64_t best = kNever;
   const std::size_t size = heap_.size() - 1;
+  if (size > 0 && live(heap_[1])) return heap_[1].at;  // the common case: the top is live
+  std::uint64_t best = kNever;
   walk_.assign(1, 1);
   while (!walk_.empty()) {
     const std::size_t i = walk_.back();

@@ -71,7 +71,58 @@ const char* math_cost_key(MathOp op);
 
 struct Command {
   enum class Kind : std::uint8_t { DmaRead, DmaWrite, Gemm, Composite, Math, Send, Sequence };
+  // The fields every block a command passes reads come first, then each engine's
+  // operands together: a command is touched in a few cache lines, not across all of it.
   Kind kind = Kind::DmaRead;
+  bool data = false;    // data mode: the engine computes real values
+  // Sequence: a step marked `serial` also waits until every earlier sequence has
+  // finished (it touches state those sequences update).
+  bool serial = false;
+  bool served = false;  // its engine has finished it
+  bool done = false;    // its issuer has seen it finish
+  // Held commands in the PE scheduler whose first dependency not yet seen served this is
+  // (its being served is what can let them go).
+  mutable std::uint32_t holding = 0;
+  std::uint64_t op_id = 0;  // the op-log record this command belongs to
+
+  // What made a command the PE scheduler made itself: the composite a tile's load or
+  // GEMM belongs to (and the tile), the sequence a step belongs to. Its completion goes
+  // straight back there; a CPU's command has neither.
+  ScheduledComposite* composite = nullptr;
+  ScheduledSequence* sequence = nullptr;
+  std::uint32_t tile = 0;
+
+  // Lifecycle, filled by the blocks it passes.
+  sc_core::sc_time issued, started, finished;
+  // The critical-path account: from its issuer when issued, at its end once done.
+  PathAccount path;
+
+  // The issuing CPU's pool and the handles holding it; a copy is a new command, so
+  // neither is copied with it.
+  struct Slot {
+    CommandPool* pool = nullptr;
+    std::uint32_t holds = 0;
+    Slot() = default;
+    Slot(const Slot&) {}
+    Slot& operator=(const Slot&) { return *this; }
+  };
+  mutable Slot slot;
+
+  // Math: out = op(in0, in1, in2) with row/col broadcast of in1/in2; `scalar` for Scale
+  // and Fill. Timing: ceil(E/L) * cost(op), plus log2(width) per row group for reductions.
+  MathOp op = MathOp::Copy;
+  float scalar = 0;
+  std::uint32_t q_period = 1;
+  std::uint32_t reduce_width = 0;
+  TcmView in0, in1, in2, out;
+  // CausalBias: row r is query position q_pos0 + r % q_period; col c is key k_pos0 + c.
+  std::int64_t q_pos0 = 0, k_pos0 = 0;
+  std::uint64_t elements = 0;
+
+  // Gemm: c (+)= a x b, b is [k, n] or, with trans_b, [n, k]. Timing m x n x k.
+  std::uint32_t m = 0, n = 0, k = 0;
+  bool trans_b = false, accumulate = false;
+  TcmView a, b, c;
 
   // DmaRead / DmaWrite / Send: HBM address (or nothing for Send), bytes, TCM buffer
   // (nullptr: timing only).
@@ -79,34 +130,19 @@ struct Command {
   std::uint64_t bytes = 0;
   std::uint8_t* tcm = nullptr;
 
-  // Gemm: c (+)= a x b, b is [k, n] or, with trans_b, [n, k]. Timing m x n x k.
-  // Composite: the same GEMM with b in HBM at `address` (rows of `b_row_bytes`),
+  // Send: destination PE in the same SIP, message tag.
+  std::uint32_t dst_cube = 0, dst_pe = 0, tag = 0;
+
+  // Composite: the GEMM above with b in HBM at `address` (rows of `b_row_bytes`),
   // streamed in tiles of `tile_rows` rows through `stage_buffers` (>= 2) TCM staging
   // buffers at `stage`, one after the other.
-  std::uint32_t m = 0, n = 0, k = 0;
-  TcmView a, b, c;
-  bool trans_b = false, accumulate = false;
   std::uint32_t tile_rows = 0;
+  std::uint32_t stage_buffers = 2;
   std::uint64_t b_row_bytes = 0;
   TcmView stage;  // one staging buffer; the others follow it
-  std::uint32_t stage_buffers = 2;
   // Composite: its GEMMs wait until this command (the DMA load of a) has been served;
   // the stream of b starts at once.
   CommandHandle after;
-
-  // Math: out = op(in0, in1, in2) with row/col broadcast of in1/in2; `scalar` for Scale
-  // and Fill. Timing: ceil(E/L) * cost(op), plus log2(width) per row group for reductions.
-  MathOp op = MathOp::Copy;
-  TcmView in0, in1, in2, out;
-  float scalar = 0;
-  // CausalBias: row r is query position q_pos0 + r % q_period; col c is key k_pos0 + c.
-  std::int64_t q_pos0 = 0, k_pos0 = 0;
-  std::uint32_t q_period = 1;
-  std::uint64_t elements = 0;
-  std::uint32_t reduce_width = 0;
-
-  // Send: destination PE in the same SIP, message tag.
-  std::uint32_t dst_cube = 0, dst_pe = 0, tag = 0;
 
   // Held in the scheduler until the commands in `waits_for` (this PE's) have been served
   // and, with a `receive`, its message is in: the program issues it without waiting.
@@ -121,41 +157,7 @@ struct Command {
   std::optional<Receive> receive;
 
   // Sequence: `steps` run one after the other in the scheduler.
-  // A step marked `serial` also waits until every earlier sequence has finished (it
-  // touches state those sequences update).
   std::vector<Command> steps;
-  bool serial = false;
-
-  bool data = false;          // data mode: the engine computes real values
-  std::uint64_t op_id = 0;    // the op-log record this command belongs to
-
-  // What made a command the PE scheduler made itself: the composite a tile's load or
-  // GEMM belongs to (and the tile), the sequence a step belongs to. Its completion goes
-  // straight back there; a CPU's command has neither.
-  ScheduledComposite* composite = nullptr;
-  std::uint32_t tile = 0;
-  ScheduledSequence* sequence = nullptr;
-
-  // Lifecycle, filled by the blocks it passes.
-  sc_core::sc_time issued, started, finished;
-  bool served = false;  // its engine has finished it
-  // Held commands in the PE scheduler whose first dependency not yet seen served this is
-  // (its being served is what can let them go).
-  mutable std::uint32_t holding = 0;
-  bool done = false;    // its issuer has seen it finish
-  // The critical-path account: from its issuer when issued, at its end once done.
-  PathAccount path;
-
-  // The issuing CPU's pool and the handles holding it; a copy is a new command, so
-  // neither is copied with it.
-  struct Slot {
-    CommandPool* pool = nullptr;
-    std::uint32_t holds = 0;
-    Slot() = default;
-    Slot(const Slot&) {}
-    Slot& operator=(const Slot&) { return *this; }
-  };
-  mutable Slot slot;
 
   EngineKind engine() const;
 };

@@ -1,5 +1,7 @@
 #include "models/pe/pe.h"
 
+#include <initializer_list>
+
 #include "models/common/binding.h"
 
 namespace kb {
@@ -21,6 +23,7 @@ Pe::Pe(const sc_core::sc_module_name& name, const Topology& topo, const AddressM
   connect(scheduler.math, math.command);
   connect(scheduler.ipcq, ipcq.command);
   scheduler.attach(ipcq);
+  for (PeEngine* engine : std::initializer_list<PeEngine*>{&dma, &gemm, &math, &ipcq}) scheduler.watch(*engine);
 }
 
 }  // namespace kb

@@ -73,6 +73,7 @@ void PeEngine::finish(tlm::tlm_generic_payload& gp) {
   Command& cmd = CommandExtension::of(gp);
   cmd.finished = sim_time();
   cmd.served = true;
+  if (cmd.holding > 0 && blockers_served_ != nullptr) *blockers_served_ = true;
   cmd.path.advance(ticks(cmd.finished), cause_);
   cmd.path.enter(cmd.op_id);
   busy_ += cmd.finished - cmd.started;

@@ -30,6 +30,10 @@ class PeEngine : public sc_core::sc_module {
   std::uint64_t flops_done() const { return flops_done_; }    // 2mnk per GEMM, one per element of a vector op
   std::size_t queued() const;                       // waiting + in service
 
+  // Sets `flag` when it serves a command that a held command waits for
+  // (Command::holding): the PE scheduler that holds it looks again only then.
+  void report_blockers_served(bool& flag) { blockers_served_ = &flag; }
+
   // Records per lane a busy wire (a command in service: started, not finished) and the
   // queue depth (accepted, not finished) into `wave`, if its filter takes this engine.
   void record_to(Waveform& wave);
@@ -87,6 +91,7 @@ class PeEngine : public sc_core::sc_module {
   sc_core::sc_time active_ = sc_core::SC_ZERO_TIME, active_since_ = sc_core::SC_ZERO_TIME;
   std::uint64_t bytes_moved_ = 0, flops_done_ = 0;
   Waveform* wave_ = nullptr;
+  bool* blockers_served_ = nullptr;
   int queue_signal_ = -1;
   sc_core::sc_time busy_ = sc_core::SC_ZERO_TIME;
 };

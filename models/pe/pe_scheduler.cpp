@@ -42,7 +42,7 @@ tlm::tlm_sync_enum PeScheduler::nb_transport_fw(tlm::tlm_generic_payload& gp, tl
     } else {
       held_.emplace_back(&cmd_gp, cmd);
       if (cmd.receive) unmatched_mail_ = true;
-      release_held();
+      release_held(held_.size() - 1);
     }
     return true;
   });
@@ -52,9 +52,11 @@ void PeScheduler::attach(PeIpcq& mailbox) {
   mailbox_ = &mailbox;
   mailbox.on_message([this] {
     unmatched_mail_ = true;
-    release_held();
+    release_held(held_.size());
   });
 }
+
+void PeScheduler::watch(PeEngine& engine) { engine.report_blockers_served(blocker_served_); }
 
 namespace {
 // Two sends whose messages one receive queue matches in arrival order.
@@ -94,15 +96,24 @@ void PeScheduler::dispatch(tlm::tlm_generic_payload& gp) {
   else engine(cmd.engine()).send(gp);
 }
 
-void PeScheduler::release_held() {
+void PeScheduler::release_held(std::size_t from) {
   ++held_epoch_;
-  blocker_served_ = false;
-  if (std::exchange(unmatched_mail_, false))
-    for (Held& h : held_)  // messages go to the receives in the order they were issued
+  // The last scan left none ready. Since then a held command can have become ready only
+  // if a command it waits for was served (its engine said so at once) or its message
+  // came; else only what came since (from `from` on, receives that find their message)
+  // is looked at, the others passed by for their place in the send order.
+  std::size_t first = std::exchange(blocker_served_, false) ? 0 : from;
+  if (std::exchange(unmatched_mail_, false)) {
+    std::size_t i = 0;
+    for (Held& h : held_) {  // messages go to the receives in the order they were issued
       if (h.receives && !h.message && mailbox_) {
         const Command::Receive& r = *h.cmd->receive;
         h.message = mailbox_->take(r.src_cube, r.src_pe, r.tag);
+        if (h.message) first = std::min(first, i);
       }
+      ++i;
+    }
+  }
   // The first ready command in issue order goes, then the first of those left, and so on.
   // Sends to one PE with one tag leave in the order they were issued: the receiver
   // matches them in the order they arrive. Others may overtake them. A command the scan
@@ -110,7 +121,10 @@ void PeScheduler::release_held() {
   // dispatched unless dispatching served a command or re-entered (held_epoch_).
   std::vector<const Command*>& sends_ahead = sends_ahead_;  // the held sends before position i
   sends_ahead.clear();
-  for (std::size_t i = 0; i < held_.size();) {
+  std::size_t i = std::min(first, held_.size());
+  for (auto h = held_.begin(); h != held_.begin() + static_cast<std::ptrdiff_t>(i); ++h)
+    if (h->send) sends_ahead.push_back(h->cmd);
+  while (i < held_.size()) {
     Held& h = held_[i];
     // The cheap conditions first; whether a send is in turn last.
     const bool can_go = (!h.receives || h.message) && h.dependencies_served() &&
@@ -140,7 +154,7 @@ void PeScheduler::release_held() {
     ready.path.advance(ticks(sim_time()), Cause::Sync);
     const std::uint64_t epoch = held_epoch_;
     dispatch(*gp);
-    if (held_epoch_ != epoch) {  // start again from the front, as after any change
+    if (held_epoch_ != epoch) {  // start again from the front, looking at all, as after any change
       i = 0;
       sends_ahead.clear();
     }
@@ -165,7 +179,7 @@ void PeScheduler::serve(Command& macro) {
 void PeScheduler::engine_done(tlm::tlm_generic_payload& gp) {
   ++held_epoch_;
   served(gp);
-  if (!held_.empty() && (blocker_served_ || unmatched_mail_)) release_held();  // what waited for it may start
+  if (!held_.empty() && (blocker_served_ || unmatched_mail_)) release_held(held_.size());  // what waited for it may start
 }
 
 void PeScheduler::served(tlm::tlm_generic_payload& gp) {

@@ -54,6 +54,9 @@ class PeScheduler : public sc_core::sc_module {
   InitiatorPort& engine(EngineKind e);
   // The mailbox held receives take their messages from (the PE's IPCQ).
   void attach(PeIpcq& mailbox);
+  // An engine it sends commands to: the engine tells it when it serves a command that a
+  // held command waits for, before the response comes back.
+  void watch(PeEngine& engine);
 
  private:
   using Composite = ScheduledComposite;
@@ -78,7 +81,9 @@ class PeScheduler : public sc_core::sc_module {
   tlm::tlm_sync_enum nb_transport_fw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
                                      sc_core::sc_time& delay);
   void dispatch(tlm::tlm_generic_payload& gp);
-  void release_held();
+  // Dispatches the held commands now ready, in issue order; `from`: the first one held
+  // since the last scan (held_.size(): none).
+  void release_held(std::size_t from);
   bool holds_send_like(const Command& send) const;  // a held send to the same PE and tag
   void engine_done(tlm::tlm_generic_payload& gp);
   void served(tlm::tlm_generic_payload& gp);
@@ -104,8 +109,9 @@ class PeScheduler : public sc_core::sc_module {
   // A message came in or a receive was held since the held receives last looked in the
   // mailbox (only then can one of them find its message).
   bool unmatched_mail_ = false;
-  // A command some held command waits for was served since the last scan: without that,
-  // a mail or a new command, a scan finds nothing ready (the last one left none).
+  // A command some held command waits for was served since the last scan (set by the
+  // engine that served it, or here): without that, held commands that were not ready at
+  // the last scan and have no new message are still not ready.
   bool blocker_served_ = false;
   std::vector<const Command*> sends_ahead_;  // release_held's scratch (kept for its capacity)
   PeIpcq* mailbox_ = nullptr;

@@ -76,4 +76,33 @@ TEST(PeEngines, DifferentEnginesOverlapOneEngineSerialises) {
   EXPECT_EQ(test::cycles(r.pe.gemm.busy(), r.topo), 2u * 2128);
 }
 
+TEST(PeEngines, AHeldCommandWhoseWaitEndsNowGoesBeforeOneHeldNow) {
+  // H waits in the scheduler for a GEMM that ends at cycle 2128. At that cycle, after
+  // the GEMM engine has served it but before its response is back at the scheduler, the
+  // program issues X, held too (it waits for a command served long ago). H was held
+  // first and is ready first: both go to the MATH engine, H first.
+  OnePe r;
+  const Command* h = nullptr;
+  const Command* x = nullptr;
+  r.pe.cpu.load([&](PeCpu& cpu) {
+    const CommandHandle early(cpu.issue(math(MathOp::Add, 128)));  // served at cycle 1
+    const CommandHandle gemm_cmd(cpu.issue(gemm(128, 128, 128)));  // served at cycle 2128
+    Command held = math(MathOp::Exp, 128 * 128);
+    held.waits_for.emplace_back(*gemm_cmd);
+    h = &cpu.issue(std::move(held));
+    const CommandHandle h_handle(*h);
+    cpu.spend(2128);
+    Command now = math(MathOp::Add, 1000);
+    now.waits_for.push_back(early);
+    x = &cpu.issue(std::move(now));
+    const CommandHandle x_handle(*x);
+    cpu.wait_all();
+    EXPECT_EQ(test::cycles(h->started, r.topo), 2128u) << "H starts as its GEMM ends";
+    EXPECT_EQ(test::cycles(x->started, r.topo), 2128u + 128 * 4) << "X after H on the MATH engine";
+  });
+  sc_core::sc_start();
+  ASSERT_TRUE(r.pe.cpu.finished());
+  ASSERT_NE(x, nullptr);
+}
+
 }  // namespace kb
