@@ -100,10 +100,10 @@ void OpLog::append_jsonl(const std::string& text) {
   for (std::string line; std::getline(in, line);) {
     const auto j = nlohmann::json::parse(line);
     OpRecord r;
-    r.kernel = j.at("kernel");
+    r.kernel = Name::intern(j.at("kernel").get<std::string>());
     r.pe = coord(j.at("pe"));
-    r.engine = j.at("engine");
-    r.kind = j.at("kind");
+    r.engine = Name::intern(j.at("engine").get<std::string>());
+    r.kind = Name::intern(j.at("kind").get<std::string>());
     r.issue = j.at("issue");
     r.start = j.at("start");
     r.end = j.at("end");
@@ -186,8 +186,8 @@ std::string pe_text(const PeCoord& p) { return p.str(); }
 
 // A CSV field (RFC 4180): quoted, with quotes doubled, when it holds a comma, a quote
 // or a line break ("[64, 64]" does).
-std::string csv_field(const std::string& text) {
-  if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
+std::string csv_field(std::string_view text) {
+  if (text.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(text);
   std::string out = "\"";
   for (const char c : text) {
     if (c == '"') out += '"';

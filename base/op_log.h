@@ -12,6 +12,7 @@
 
 #include "base/ids.h"
 #include "base/mesh.h"
+#include "base/name.h"
 #include "base/recycling_map.h"
 
 namespace kb {
@@ -21,10 +22,10 @@ using CriticalSpans = std::vector<std::pair<std::uint64_t, std::uint64_t>>;
 
 struct OpRecord {
   std::uint64_t id = 0;
-  std::string kernel;
+  Name kernel;
   PeCoord pe;
-  std::string engine;  // cpu, dma, gemm, math, ipcq
-  std::string kind;    // the tl op: load, store, composite, dot, exp, send, recv, ...
+  Name engine;  // cpu, dma, gemm, math, ipcq
+  Name kind;    // the tl op: load, store, composite, dot, exp, send, recv, ...
   std::uint64_t issue = 0, start = 0, end = 0;  // cycles of the PE clock
   std::uint64_t bytes = 0;  // bytes moved (DMA, messages) or touched
   std::uint64_t flops = 0;

@@ -16,7 +16,7 @@ namespace {
 using Json = nlohmann::ordered_json;
 
 // Engines in the order their tracks appear under a PE.
-int engine_rank(const std::string& engine) {
+int engine_rank(Name engine) {
   static const char* const kOrder[] = {"phase", "cpu", "dma", "gemm", "math", "ipcq"};
   for (int i = 0; i < 6; ++i)
     if (engine == kOrder[i]) return i;
@@ -37,7 +37,7 @@ std::string chrome_trace(const OpLog& log, const Topology& topo, const std::vect
   // Tracks per SIP, numbered in (cube, PE, engine) order so the file is deterministic.
   std::map<std::uint32_t, std::map<Track, int>> tracks;
   auto track_of = [](const OpRecord& r) {
-    return Track{r.pe.cube.value, r.pe.pe.value, engine_rank(r.engine), r.engine};
+    return Track{r.pe.cube.value, r.pe.pe.value, engine_rank(r.engine), r.engine.str()};
   };
   for (const OpRecord& r : log.records()) tracks[r.pe.sip.value][track_of(r)] = 0;
   std::string out = "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
@@ -90,7 +90,7 @@ std::string chrome_trace(const OpLog& log, const Topology& topo, const std::vect
       slice["cat"] = "critical";
       slice["ts"] = static_cast<double>(begin) * us_per_cycle;
       slice["dur"] = static_cast<double>(end - begin) * us_per_cycle;
-      slice["args"]["on"] = r.pe.str() + "." + r.engine;
+      slice["args"]["on"] = r.pe.str() + "." + r.engine.str();
       emit(slice);
     }
     if (r.engine != "ipcq" || r.kind != "recv" || !r.peer) continue;

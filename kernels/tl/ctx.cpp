@@ -44,7 +44,7 @@ ScratchScope::~ScratchScope() {
 
 Ctx::Ctx(Pe& pe, const Topology& topo, const AddressMap& map, OpLog& log, std::string kernel, bool data,
          const sc_core::sc_time& origin)
-    : pe_(pe), topo_(topo), map_(map), log_(log), kernel_(std::move(kernel)), data_(data), origin_(origin),
+    : pe_(pe), topo_(topo), map_(map), log_(log), kernel_(Name::intern(kernel)), data_(data), origin_(origin),
       cycle_(cycle_time(topo)), scratch_bottom_(topo.pe.tcm_bytes) {}
 
 std::uint64_t Ctx::cycles(const sc_core::sc_time& t) const { return cycles_of(t - origin_, cycle_); }
@@ -52,7 +52,7 @@ std::uint64_t Ctx::cycles(const sc_core::sc_time& t) const { return cycles_of(t 
 Ctx::~Ctx() = default;
 
 void Ctx::fail(std::string_view op, const std::string& what) const {
-  throw KernelError("kernel '" + kernel_ + "' on " + coord().str() + ": op '" + std::string(op) + "': " + what);
+  throw KernelError("kernel '" + kernel_.str() + "' on " + coord().str() + ": op '" + std::string(op) + "': " + what);
 }
 
 // ---- memory ---------------------------------------------------------------------------
@@ -259,7 +259,7 @@ Command& Ctx::issue(Command&& cmd, OpRecord&& record) {
   return pe_.cpu.issue(std::move(cmd));
 }
 
-std::uint64_t Ctx::record_cpu(const char* kind, const char* cpu_op, const std::string& tensor) {
+std::uint64_t Ctx::record_cpu(Name kind, const char* cpu_op, const std::string& tensor) {
   OpRecord r;
   r.kernel = kernel_;
   r.pe = coord();
@@ -300,7 +300,7 @@ void Ctx::phase(const std::string& name) {
   r.kernel = kernel_;
   r.pe = coord();
   r.engine = "phase";
-  r.kind = name;
+  r.kind = Name::intern(name);
   r.issue = r.start = r.end = cycles(sim_time());
   phase_ = log_.append(std::move(r));
 }
@@ -393,7 +393,7 @@ Tensor Ctx::load(const DeviceTensor& t, RowRange rows, const Tensor* into) {
 }
 
 void Ctx::store(const DeviceTensor& t, RowRange rows, const Tensor& x) {
-  const char* const op = "store";
+  const Name op = "store";
   const Tensor dst = hbm_rows(op, t, rows);
   charge("store");
   consume(x, op);
@@ -410,7 +410,7 @@ void Ctx::store(const DeviceTensor& t, RowRange rows, const Tensor& x) {
   stores_.push_back({&t.placements(), rows, CommandHandle(cmd)});
 }
 
-Command& Ctx::issue_dma(Command::Kind kind, const char* op, std::uint64_t address, const DeviceTensor& t,
+Command& Ctx::issue_dma(Command::Kind kind, Name op, std::uint64_t address, const DeviceTensor& t,
                         const Tensor& x) {
   Command c;
   c.kind = kind;
@@ -429,7 +429,7 @@ Command& Ctx::issue_dma(Command::Kind kind, const char* op, std::uint64_t addres
 // ---- GEMM -----------------------------------------------------------------------------
 
 Tensor Ctx::gemm_into(const Tensor& a, const Tensor& b, const CompositeOpts& opts, bool composite) {
-  const std::string_view op = composite ? "composite" : "dot";
+  const Name op = composite ? Name("composite") : Name("dot");
   if (a.is_ref()) fail(op, "operand a must be in TCM");
   charge(composite ? "composite" : "dot");
   // A streamed composite whose a is still being loaded starts streaming b at once; its
@@ -461,7 +461,7 @@ Tensor Ctx::gemm_into(const Tensor& a, const Tensor& b, const CompositeOpts& opt
     out = *opts.out;
   } else {
     if (opts.accumulate) fail(op, "accumulate needs an out tensor");
-    out = alloc({m, n}, DType::fp32, Arena::Scratch, std::string(op));
+    out = alloc({m, n}, DType::fp32, Arena::Scratch, op.str());
   }
   Tensor stage;
   if (b.is_ref()) {
@@ -548,7 +548,7 @@ void Ctx::wait_unless_sequenced(const Tensor& t, std::string_view op) {
 }
 
 Tensor Ctx::flash_tile(const FlashTile& f) {
-  const std::string_view op = "flash_tile";
+  const Name op = "flash_tile";
   const bool streamed = f.k && f.k->is_ref();
   const Tensor* required[] = {f.q, f.k, f.v, f.m, f.l, f.o, f.s, f.p, f.pv, f.m_new, f.alpha, f.rowsum};
   for (const Tensor* t : required)
@@ -681,7 +681,7 @@ Tensor Ctx::flash_tile(const FlashTile& f) {
 }
 
 Tensor Ctx::merge_state(const Tensor& state, const Tensor& other) {
-  const std::string_view op = "merge_state";
+  const Name op = "merge_state";
   check(state, op, "state");
   check(other, op, "other");
   if (state.shape() != other.shape() || state.cols() < 3 || state.dtype() != DType::fp32 ||
@@ -747,7 +747,7 @@ Tensor Ctx::dot(const Tensor& a, const Tensor& b, bool trans_b) {
 
 // ---- MATH -----------------------------------------------------------------------------
 
-Tensor Ctx::math(MathOp op, std::string_view kind, const Tensor& a, const Tensor* b, const Tensor* c,
+Tensor Ctx::math(MathOp op, Name kind, const Tensor& a, const Tensor* b, const Tensor* c,
                  const Tensor* out, float scalar) {
   charge(op == MathOp::Trans ? "trans" : "math");
   const Tensor* operands[] = {&a, b, c};
@@ -773,7 +773,7 @@ Tensor Ctx::math(MathOp op, std::string_view kind, const Tensor& a, const Tensor
     prepare_write(*out);
     o = *out;
   } else {
-    o = alloc(op == MathOp::Trans ? shape : a.shape(), DType::fp32, Arena::Scratch, std::string(kind));
+    o = alloc(op == MathOp::Trans ? shape : a.shape(), DType::fp32, Arena::Scratch, kind.str());
   }
   Command cmd;
   cmd.kind = Command::Kind::Math;
@@ -851,13 +851,13 @@ Tensor Ctx::full(const Shape& shape, float value, Arena arena) {
 
 void Ctx::fill(const Tensor& out, float value) { math(MathOp::Fill, "fill", out, nullptr, nullptr, &out, value); }
 
-Tensor Ctx::reduce(MathOp op, std::string_view kind, const Tensor& x, int axis) {
+Tensor Ctx::reduce(MathOp op, Name kind, const Tensor& x, int axis) {
   if (axis != 0 && axis != 1) fail(kind, "axis " + std::to_string(axis) + " is not allowed; allowed: 0 or 1");
   charge("reduce");
   consume(x, kind);
   if (x.is_ref()) fail(kind, "operand must be in TCM, not a ref");
   const Tensor out = alloc(axis == 1 ? Shape{x.rows(), 1} : Shape{1, x.cols()}, DType::fp32,
-                           Arena::Scratch, std::string(kind));
+                           Arena::Scratch, kind.str());
   Command cmd;
   cmd.kind = Command::Kind::Math;
   cmd.op = op;

@@ -16,6 +16,7 @@
 
 #include "kernels/tl/tensor.h"
 #include "models/pe/pe.h"
+#include "base/name.h"
 #include "base/op_log.h"
 
 namespace kb::tl {
@@ -108,7 +109,7 @@ class Ctx {
   Mesh mesh() const { return topo_.mesh(); }
   std::uint32_t mesh_y() const { return topo_.sip.mesh_y; }
   bool data_mode() const { return data_; }
-  const std::string& kernel() const { return kernel_; }
+  std::string kernel() const { return kernel_.str(); }
 
   // The rows of `t` this PE holds (count 0 when it holds none).
   RowRange shard_rows(const DeviceTensor& t) const;
@@ -205,9 +206,9 @@ class Ctx {
   Tensor hbm_rows(std::string_view op, const DeviceTensor& t, RowRange rows) const;
   Command& issue(Command&& cmd, OpRecord&& record);
   // A DMA command between HBM at `address` (rows of t) and x in TCM, with its record.
-  Command& issue_dma(Command::Kind kind, const char* op, std::uint64_t address, const DeviceTensor& t,
+  Command& issue_dma(Command::Kind kind, Name op, std::uint64_t address, const DeviceTensor& t,
                      const Tensor& x);
-  std::uint64_t record_cpu(const char* kind, const char* cpu_op, const std::string& tensor);
+  std::uint64_t record_cpu(Name kind, const char* cpu_op, const std::string& tensor);
   // Waits until `cmd` is done; `what()` says what for (a deadlock report names it), and is
   // made only if it must wait.
   template <class What>
@@ -220,16 +221,16 @@ class Ctx {
   void take_messages(const Tensor& t);                 // of the receives into t's bytes
   void take_message(Buffer& b, std::uint64_t op);      // the receive `op` and the earlier ones of its queue
   void take_one(Buffer& b, std::uint64_t op);
-  Tensor math(MathOp op, std::string_view kind, const Tensor& a, const Tensor* b, const Tensor* c,
+  Tensor math(MathOp op, Name kind, const Tensor& a, const Tensor* b, const Tensor* c,
               const Tensor* out, float scalar = 0);
-  Tensor reduce(MathOp op, std::string_view kind, const Tensor& x, int axis);
+  Tensor reduce(MathOp op, Name kind, const Tensor& x, int axis);
   Tensor gemm_into(const Tensor& a, const Tensor& b, const CompositeOpts& opts, bool composite);
 
   Pe& pe_;
   const Topology& topo_;
   const AddressMap& map_;
   OpLog& log_;
-  std::string kernel_;
+  Name kernel_;  // interned once: every op-log record names it
   bool data_;
   const sc_core::sc_time& origin_;
   const sc_core::sc_time cycle_;       // one PE clock cycle

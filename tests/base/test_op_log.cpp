@@ -57,8 +57,8 @@ struct Interleaved {
       OpRecord r;
       r.kernel = "k";
       r.pe = pes[i % 3];
-      r.engine = i % 2 ? "dma" : "gemm";
-      r.kind = "op" + std::to_string(i);
+      r.engine = i % 2 ? Name("dma") : Name("gemm");
+      r.kind = Name::intern("op" + std::to_string(i));
       r.issue = i;
       r.start = i + 1;
       r.end = i + 10;

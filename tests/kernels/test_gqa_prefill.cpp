@@ -222,7 +222,7 @@ TEST(PrefillLevers, PhasesAreTheRingStepsThenTheStore) {
     EXPECT_GE(r->start, last_end[r->pe]) << "phases of one PE overlap";
     EXPECT_GE(r->end, r->start);
     last_end[r->pe] = r->end;
-    phases[r->pe].push_back(r->kind);
+    phases[r->pe].push_back(r->kind.str());
   }
   const std::vector<std::string> expected = {"ring step 0", "ring step 1", "ring step 2", "ring step 3", "ring step 4",
                                              "ring step 5", "ring step 6", "ring step 7", "store O"};

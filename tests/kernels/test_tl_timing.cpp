@@ -67,7 +67,7 @@ TEST(TlTiming, LoadDotStoreChainsCriticalPathIsItsParts) {
   std::vector<std::pair<std::uint64_t, std::uint64_t>> spans;
   for (const OpRecord& r : m.rt.op_log().records()) {
     if (r.critical.empty()) continue;
-    chain.push_back(r.kind + " " + r.tensor);
+    chain.push_back(r.kind.str() + " " + r.tensor);
     spans.insert(spans.end(), r.critical.begin(), r.critical.end());
   }
   EXPECT_EQ(chain, (std::vector<std::string>{"load a", "load b", "dot b", "store c"}));

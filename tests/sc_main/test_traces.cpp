@@ -95,9 +95,9 @@ std::vector<OpRecord> read_op_log(const std::string& file) {
     const auto j = nlohmann::json::parse(line);
     OpRecord r;
     r.id = j["id"];
-    r.kernel = j["kernel"];
-    r.engine = j["engine"];
-    r.kind = j["kind"];
+    r.kernel = Name::intern(j["kernel"].get<std::string>());
+    r.engine = Name::intern(j["engine"].get<std::string>());
+    r.kind = Name::intern(j["kind"].get<std::string>());
     r.issue = j["issue"];
     r.start = j["start"];
     r.end = j["end"];
@@ -207,7 +207,7 @@ TEST(Traces, TimelineSlicesAreTheOpLogAndFlowsJoinSendsToReceives) {
     EXPECT_EQ(e["args"]["bytes"], rec.bytes);
     EXPECT_EQ(e["args"]["shape"], rec.shape);
     const std::string& track = track_name.at({e["pid"], e["tid"]});
-    EXPECT_TRUE(track.ends_with(".pe" + rec.tensor.substr(rec.tensor.rfind(".pe") + 3) + "." + rec.engine)) << track;
+    EXPECT_TRUE(track.ends_with(".pe" + rec.tensor.substr(rec.tensor.rfind(".pe") + 3) + "." + rec.engine.str())) << track;
     sends += rec.kind == "send";
   }
   // Two groups of 2 cubes, simulated apart: a critical-path track per group first, then
