@@ -3,7 +3,6 @@
 #include "models/common/sim_time.h"
 
 #include <algorithm>
-#include <charconv>
 #include <exception>
 
 namespace kb::tl {
@@ -235,13 +234,8 @@ namespace {
 std::string command_shape(const Command& c) {
   const Command& g = c.kind == Command::Kind::Sequence && !c.steps.empty() ? c.steps.front() : c;
   if (g.kind == Command::Kind::Gemm || g.kind == Command::Kind::Composite) {
-    char buf[3 * 11];  // three 32-bit numbers and two 'x' (one buffer, one string: a record per op)
-    char* p = buf;
-    for (const std::uint32_t d : {g.m, g.n, g.k}) {
-      if (p != buf) *p++ = 'x';
-      p = std::to_chars(p, p + 10, d).ptr;
-    }
-    return std::string(buf, p);
+    const std::int64_t mnk[] = {g.m, g.n, g.k};
+    return numbers_text(mnk, 3, "", "x", "");
   }
   if (g.kind == Command::Kind::Math)
     return shape_text({static_cast<std::int64_t>(g.out.rows), static_cast<std::int64_t>(g.out.cols)});
@@ -922,7 +916,7 @@ Tensor Ctx::rows(const Tensor& x, std::uint32_t begin, std::uint32_t count) {
 // ---- messages -------------------------------------------------------------------------
 
 void Ctx::send(const PeCoord& dst, const Tensor& x, std::uint32_t tag) {
-  const std::string_view op = "send";
+  const Name op = "send";
   if (dst.sip != sip() || dst.cube.value >= num_cubes() || dst.pe.value >= num_pes())
     fail(op, "send to a PE that does not exist here: " + dst.str() + " (this is sip" +
                  std::to_string(sip().value) + ": cubes 0-" + std::to_string(num_cubes() - 1) +
@@ -954,7 +948,7 @@ void Ctx::send(const PeCoord& dst, const Tensor& x, std::uint32_t tag) {
   if (data_) c.tcm = pe_.tcm.data(view_of(x).offset);
   OpRecord r;
   r.engine = "ipcq";
-  r.kind = "send";
+  r.kind = op;
   r.bytes = c.bytes;
   r.peer = dst;
   r.tag = tag;
@@ -970,7 +964,7 @@ void Ctx::send(const PeCoord& dst, const Tensor& x, std::uint32_t tag) {
 
 Tensor Ctx::recv_async(const PeCoord& src, const Shape& shape, DType dtype, std::uint32_t tag,
                        const Tensor* into) {
-  const std::string_view op = "recv";
+  const Name op = "recv";
   if (src.sip != sip() || src.cube.value >= num_cubes() || src.pe.value >= num_pes())
     fail(op, "receive from a PE that does not exist here: " + src.str());
   charge("recv");
@@ -991,7 +985,7 @@ Tensor Ctx::recv_async(const PeCoord& src, const Shape& shape, DType dtype, std:
   r.kernel = kernel_;
   r.pe = coord();
   r.engine = "ipcq";
-  r.kind = "recv";
+  r.kind = op;
   r.bytes = t.bytes();
   r.shape = shape_text(shape);
   r.peer = src;

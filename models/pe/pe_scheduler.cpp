@@ -184,7 +184,6 @@ void PeScheduler::engine_done(tlm::tlm_generic_payload& gp) {
 
 void PeScheduler::served(tlm::tlm_generic_payload& gp) {
   Command& done = CommandExtension::of(gp);
-  if (done.holding > 0) blocker_served_ = true;
   if (done.composite == nullptr) {  // a plain command: back to the CPU, or the next step
     for (Composite& c : composites_)  // GEMMs held for this load may go now
       if (!c.held.empty() && CommandExtension::of(*c.macro).after.get() == &done)
