@@ -289,7 +289,7 @@ Topology parse_root(ParseContext& ctx, const std::string& yaml_text, const std::
 
 const std::vector<std::string>& Topology::math_ops() {
   static const std::vector<std::string> ops = {"add", "sub", "mul", "div", "max",
-                                               "exp", "where", "copy"};
+                                               "exp", "where", "copy", "fma"};
   return ops;
 }
 
@@ -319,7 +319,7 @@ std::uint64_t Topology::math_cycles_at(std::uint64_t op_cycles, std::uint64_t el
 const std::vector<std::string>& Topology::cpu_ops() {
   static const std::vector<std::string> ops = {"load", "store", "ref",  "composite", "dot",
                                                "math", "reduce", "trans", "view", "send",
-                                               "recv", "wait", "alloc"};
+                                               "recv", "wait", "alloc", "sequence"};
   return ops;
 }
 

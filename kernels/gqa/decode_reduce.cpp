@@ -2,8 +2,14 @@
 
 namespace kb::gqa {
 
-std::vector<RowRange> reduce_to_root(tl::Ctx& tl, const DecodeParams& p, const GroupGeometry& geo,
-                                     std::uint32_t cube_index, const tl::Tensor& state, ReduceTags tags) {
+StoredRows StoredRows::of(tl::Ctx& tl, const tl::Tensor& state, RowRange rows, DType dtype) {
+  const auto n = static_cast<std::uint32_t>(rows.count), d = state.cols() - 2;
+  const tl::Tensor mine = tl.rows(state, static_cast<std::uint32_t>(rows.begin), n);
+  return {rows, tl.cols(mine, 0, d), tl.cols(mine, d, 1), tl.empty({n, d}, dtype, "O")};
+}
+
+std::vector<StoredRows> reduce_to_root(tl::Ctx& tl, const DecodeParams& p, const GroupGeometry& geo,
+                                       std::uint32_t cube_index, const tl::Tensor& state, ReduceTags tags) {
   const auto m_rows = state.rows();
   auto state_rows = [&](RowRange rows) {
     return tl.rows(state, static_cast<std::uint32_t>(rows.begin), static_cast<std::uint32_t>(rows.count));
@@ -29,7 +35,7 @@ std::vector<RowRange> reduce_to_root(tl::Ctx& tl, const DecodeParams& p, const G
       const std::uint32_t mid = lo + half;
       const RowRange give = upper ? span(lo, mid) : span(mid, hi), keep = upper ? span(mid, hi) : span(lo, mid);
       if (give.count > 0) tl.send(on_pe(me ^ half), state_rows(give), tags.level2);
-      if (keep.count > 0) recv_merge(tl, state_rows(keep), on_pe(me ^ half), tags.level2);
+      if (keep.count > 0) recv_merge(tl, state_rows(keep), on_pe(me ^ half), tags.level2, p.variant);
       (upper ? lo : hi) = mid;
     }
   } else {
@@ -39,7 +45,7 @@ std::vector<RowRange> reduce_to_root(tl::Ctx& tl, const DecodeParams& p, const G
         tl.send(on_pe((me + k) % p.pes), state_rows(part), tags.level2);
     if (span(me, me + 1).count > 0)
       for (std::uint32_t k = 1; k < p.pes; ++k)
-        recv_merge(tl, state_rows(span(me, me + 1)), on_pe((me + p.pes - k) % p.pes), tags.level2);
+        recv_merge(tl, state_rows(span(me, me + 1)), on_pe((me + p.pes - k) % p.pes), tags.level2, p.variant);
   }
   const RowRange own = span(me, me + 1);
   if (own.count == 0) return {};
@@ -49,23 +55,21 @@ std::vector<RowRange> reduce_to_root(tl::Ctx& tl, const DecodeParams& p, const G
   const std::vector<RowRange> own_segments = segments(own, p.cubes > 1 ? p.segment_rows : 0);
   std::vector<tl::Tensor> seg_states;
   for (const RowRange& seg : own_segments) seg_states.push_back(state_rows(seg));
+  std::vector<StoredRows> stored;  // the root's owners store their segments
+  if (!cube_node.parent)
+    for (const RowRange& seg : own_segments) stored.push_back(StoredRows::of(tl, state, seg, p.dtype));
   tl.phase("reduce level 1");
   for (const tl::Tensor& seg : seg_states) {
     for (const std::uint32_t child : cube_node.children)
-      recv_merge(tl, seg, PeCoord{tl.sip(), geo.cube_at(child), PeId(me)}, tags.level1);
+      recv_merge(tl, seg, PeCoord{tl.sip(), geo.cube_at(child), PeId(me)}, tags.level1, p.variant);
     if (cube_node.parent) tl.send(PeCoord{tl.sip(), geo.cube_at(*cube_node.parent), PeId(me)}, seg, tags.level1);
   }
-  if (cube_node.parent) return {};
-  return own_segments;
+  return stored;
 }
 
-void store_state(tl::Ctx& tl, const tl::Tensor& state, RowRange seg, const DeviceTensor& o, std::uint64_t first,
-                 DType dtype) {
-  const SoftmaxState part =
-      SoftmaxState::of(tl, tl.rows(state, static_cast<std::uint32_t>(seg.begin), static_cast<std::uint32_t>(seg.count)));
-  const tl::Tensor out = tl.div(part.o, part.l);
-  const tl::Tensor cast = dtype == DType::fp32 ? out : tl.cast(out, dtype);
-  store_rows(tl, o, {first + seg.begin, seg.count}, cast);
+void store_state(tl::Ctx& tl, const StoredRows& s, const DeviceTensor& o, std::uint64_t first) {
+  tl.div(s.o, s.l, &s.out);
+  store_rows(tl, o, {first + s.rows.begin, s.rows.count}, s.out);
 }
 
 }  // namespace kb::gqa

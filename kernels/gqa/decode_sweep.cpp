@@ -37,9 +37,8 @@ tl::Tensor softmax_update(tl::Ctx& tl, const SoftmaxState& st, const tl::Tensor&
   const tl::Tensor m_new = tl.maximum(st.m, m_tile);
   const tl::Tensor p = tl.exp_diff(s, m_new);
   tl.exp_diff(st.m, m_new, &alpha);
-  const tl::Tensor l_scaled = tl.mul(st.l, alpha);
   const tl::Tensor p_sum = tl.sum(p, 1);
-  tl.add(l_scaled, p_sum, &st.l);
+  tl.fma(st.l, alpha, p_sum, &st.l);
   tl.copy(m_new, st.m);
   return p;
 }
@@ -68,8 +67,7 @@ void sweep_naive(tl::Ctx& tl, const SweepRank& r, const SoftmaxState& st, const 
     const tl::Tensor p_cast = tl.cast(p, r.p.dtype);
     const tl::Tensor v = tl.ref(*r.v, tile);
     const tl::Tensor o_tile = tl.composite(p_cast, v, pv);
-    const tl::Tensor o_scaled = tl.mul(st.o, alpha);
-    tl.add(o_scaled, o_tile, &st.o);
+    tl.fma(st.o, alpha, o_tile, &st.o);
   }
 }
 
@@ -145,10 +143,7 @@ void sweep_pipelined(tl::Ctx& tl, const SweepRank& r, const std::function<Softma
   const SoftmaxState st = state();
   st.reset(tl);
   std::array<tl::Tensor, 2> pv, alpha;  // this block's rows of them
-  auto update_o = [&](std::size_t j) {
-    const tl::Tensor o_scaled = tl.mul(st.o, alpha[j % 2]);
-    tl.add(o_scaled, pv[j % 2], &st.o);
-  };
+  auto update_o = [&](std::size_t j) { tl.fma(st.o, alpha[j % 2], pv[j % 2], &st.o); };
   for (std::size_t j = 0; j < n_tiles; ++j) {
     if (j + 1 < n_tiles) {  // streams while this tile's softmax runs
       if (j + 1 >= r.qk_issued) issue_qk(tl, r, b, j + 1);
@@ -193,13 +188,13 @@ void sweep_fused(tl::Ctx& tl, const SweepRank& r, const SoftmaxState& st, const 
     const FlashWork& b = sets[j % sets.size()];
     const tl::Tensor k = tl.ref(*r.k, tile);
     const tl::Tensor v = tl.ref(*r.v, tile);
-    tl::FlashTile f = flash_args(r.q, k, v, st, b, r.p.scale);
+    FlashTile f = flash_args(r.q, k, v, st, b, r.p.scale);
     f.causal = r.p.causal && static_cast<std::int64_t>(tile.end()) - 1 + r.k_pos > r.q_pos0;
     f.q_pos0 = r.q_pos0;
     f.q_period = r.q_period;
     f.k_pos0 = static_cast<std::int64_t>(tile.begin) + r.k_pos;
     f.stream_rows = r.p.stream_rows;
-    tl.flash_tile(f);
+    flash_tile(tl, f);
   }
 }
 

@@ -11,23 +11,6 @@
 
 namespace kb::gqa {
 
-std::optional<Variant> parse_variant(const std::string& name) {
-  if (name == "naive") return Variant::Naive;
-  if (name == "pipelined") return Variant::Pipelined;
-  if (name == "fused") return Variant::Fused;
-  return std::nullopt;
-}
-
-const char* variant_name(Variant v) {
-  switch (v) {
-    case Variant::Naive: return "naive";
-    case Variant::Pipelined: return "pipelined";
-    case Variant::Fused: return "fused";
-  }
-  return "?";
-}
-
-
 std::vector<RowBlock> row_blocks(std::uint32_t g, std::uint32_t t_q, std::uint32_t row_block, std::uint32_t split_rows) {
   std::vector<RowBlock> out;
   if (split_rows > 0) {
@@ -91,9 +74,8 @@ void gqa_decode(tl::Ctx& tl, std::shared_ptr<const DecodeParams> params) {
     for (std::size_t j = 0; j < rk.qk_issued; ++j) issue_qk(tl, rk, pipeline, j);
   };
   struct Final {
-    RowRange own;  // rows of the block
+    StoredRows rows;  // rows of the block
     std::uint64_t block_begin;
-    tl::Tensor state;  // the block's state
   };
   std::vector<Final> finals;  // the root's parts
   auto block = [&](std::size_t i) {
@@ -106,8 +88,8 @@ void gqa_decode(tl::Ctx& tl, std::shared_ptr<const DecodeParams> params) {
     // The block's reduce (decode_reduce.h); at the root cube each owner divides by l and
     // stores its rows of O once every block is issued (the program waits for the merges there).
     auto reduce = [&] {
-      for (const RowRange& seg : reduce_to_root(tl, p, geo, cube_index, st.packed, {kTagLevel2, kTagLevel1}))
-        finals.push_back({seg, blk.rows.begin, st.packed});
+      for (StoredRows& seg : reduce_to_root(tl, p, geo, cube_index, st.packed, {kTagLevel2, kTagLevel1}))
+        finals.push_back({std::move(seg), blk.rows.begin});
     };
     // Each sweep resets the state once its first GEMM is on its way.
     if (rk.tiles.empty()) {
@@ -135,7 +117,7 @@ void gqa_decode(tl::Ctx& tl, std::shared_ptr<const DecodeParams> params) {
   auto store = [&] {
     for (const Final& f : std::exchange(finals, {})) {
       tl.phase("store O");
-      store_state(tl, f.state, f.own, group->o, f.block_begin, p.dtype);
+      store_state(tl, f.rows, group->o, f.block_begin);
     }
   };
   if (p.split_rows > 0) {  // one scope: the first block's reduce runs on under the second

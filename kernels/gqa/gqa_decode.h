@@ -14,17 +14,11 @@
 #include <vector>
 
 #include "kernels/gqa/helpers.h"
+#include "kernels/gqa/variant.h"
 #include "kernels/tl/ctx.h"
 
 namespace kb::gqa {
 
-enum class Variant : std::uint8_t {
-  Naive,      // opt1: each tile's GEMMs, softmax and update in order
-  Pipelined,  // opt3: tile j+1's Q.K^T is issued before tile j's softmax; O's update lags a tile
-  Fused,      // opt2: each tile is one sequence command of the scheduler (tl.flash_tile)
-};
-std::optional<Variant> parse_variant(const std::string& name);
-const char* variant_name(Variant v);
 
 // The tensors of one group (one KV head): q [G*T_q, d] replicated over the group,
 // k and v [S, d] sharded 2-D over it, o [G*T_q, d] row-wise over the root cube's PEs.

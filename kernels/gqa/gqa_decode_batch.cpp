@@ -43,10 +43,10 @@ void gqa_decode_batch(tl::Ctx& tl, std::shared_ptr<const DecodeBatchParams> para
     r.q = tl.load(group->q, q_rows);
     SoftmaxState st;
     sweep_pipelined(tl, r, [&] { return st = next_state(); }, pipeline, [] {});
-    auto store = [&](RowRange seg) { store_state(tl, st.packed, seg, group->o, q_rows.begin, p.dtype); };
+    auto store = [&](const StoredRows& seg) { store_state(tl, seg, group->o, q_rows.begin); };
     const std::uint32_t tag = kTagBatch + 2 * piece.request;
     if (req.whole_group) {  // decode's 2-level reduce
-      for (const RowRange& seg : reduce_to_root(tl, p, geo, cube_index, st.packed, {tag, tag + 1})) store(seg);
+      for (const StoredRows& seg : reduce_to_root(tl, p, geo, cube_index, st.packed, {tag, tag + 1})) store(seg);
       return;
     }
     // A binomial gather over the request's ranks toward the first of them, which stores O.
@@ -58,10 +58,10 @@ void gqa_decode_batch(tl::Ctx& tl, std::shared_ptr<const DecodeBatchParams> para
         tl.send(pe_of(req.ranks[i - step]), st.packed, tag);
         home = false;
       } else if (i + step < n) {
-        recv_merge(tl, st.packed, pe_of(req.ranks[i + step]), tag);
+        recv_merge(tl, st.packed, pe_of(req.ranks[i + step]), tag, p.variant);
       }
     }
-    if (home) store({0, rows});
+    if (home) store(StoredRows::of(tl, st.packed, {0, rows}, p.dtype));
   };
   const std::vector<BatchPiece>& mine = p.pieces.at(me);
   std::size_t next = 0;
@@ -75,8 +75,8 @@ void gqa_decode_batch(tl::Ctx& tl, std::shared_ptr<const DecodeBatchParams> para
       const SoftmaxState& st = next_state();
       st.reset(tl);
       const std::uint32_t tag = kTagBatch + 2 * q;
-      for (const RowRange& seg : reduce_to_root(tl, p, geo, cube_index, st.packed, {tag, tag + 1}))
-        store_state(tl, st.packed, seg, group->o, static_cast<std::uint64_t>(q) * rows, p.dtype);
+      for (const StoredRows& seg : reduce_to_root(tl, p, geo, cube_index, st.packed, {tag, tag + 1}))
+        store_state(tl, seg, group->o, static_cast<std::uint64_t>(q) * rows);
     }
   }
 }

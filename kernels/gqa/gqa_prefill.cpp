@@ -158,15 +158,17 @@ void gqa_prefill(tl::Ctx& tl, std::shared_ptr<const PrefillParams> params) {
       }
   };
   const std::size_t windows = (x.chunks.size() + kWindow - 1) / kWindow;
-  auto post_window = [&](std::size_t w) {
-    for (std::size_t k = w * kWindow; k < std::min(x.chunks.size(), (w + 1) * kWindow); ++k) post_chunk(k);
+  std::size_t posted = 0;  // windows whose chunks are posted
+  auto post_through = [&](std::size_t w) {
+    for (; posted <= w && posted < windows; ++posted)
+      for (std::size_t k = posted * kWindow; k < std::min(x.chunks.size(), (posted + 1) * kWindow); ++k) post_chunk(k);
   };
 
   // The pairs (chunk, tile) in order: window by window, and within a window tile by
-  // tile; the future ones are skipped. Each pair is one flash tile on its tile's slot; a
-  // tile's query rows and state are fetched one pair ahead. When a tile's run of pairs
-  // ends its state goes back to HBM one run later (so the CPU never waits for the flash
-  // tile just issued), or at once if the tile is about to be fetched again.
+  // tile; the future ones are skipped. A tile's pairs in a row are a run on one of the
+  // tile slots; its query rows and state are fetched one pair ahead. When a run ends its
+  // state goes back to HBM one run later (so the CPU never waits for the pair just
+  // issued), or at once if the tile is about to be fetched again.
   std::vector<std::pair<std::size_t, std::size_t>> pairs;
   for (std::size_t w = 0; w < windows; ++w)
     for (std::size_t t = 0; t < x.tiles.size(); ++t)
@@ -189,11 +191,12 @@ void gqa_prefill(tl::Ctx& tl, std::shared_ptr<const PrefillParams> params) {
     const QueryTile& qt = x.tiles[pairs[i].second];
     tl.store(group->state, qt.state_rows(), slots.at(slot[i], qt.t->rows()).s);
   };
-  auto flash = [&](std::size_t i) {
+  FlashPairs runner(tl, p, plan.shape.variant, work);
+  auto flash_pair = [&](std::size_t i) {
     const QueryTile& qt = x.tiles[pairs[i].second];
     const auto& v = slots.at(slot[i], qt.t->rows());
     const auto& [kb, vb] = kv[pairs[i].first];
-    flash_pair(tl, p, *qt.t, x.chunks[pairs[i].first].keys, v.q, kb, vb, v.st, work[i % 2]);
+    return FlashPair{qt.t, x.chunks[pairs[i].first].keys, v.q, kb, vb, v.st};
   };
 
   constexpr std::size_t kNone = ~std::size_t{0};
@@ -202,37 +205,49 @@ void gqa_prefill(tl::Ctx& tl, std::shared_ptr<const PrefillParams> params) {
     if (unstored != kNone) store_state(unstored);
     unstored = kNone;
   };
+  // Once pair i is issued: the run before it has ended if i starts a run, and pair i + 1's
+  // tile is fetched (after the store of its state, if that is still pending).
+  auto after_pair = [&](std::size_t i) {
+    if (i > 0 && !same_tile_as_previous(i)) {  // the run of i - 1 has ended
+      store_pending();
+      unstored = i - 1;
+    }
+    if (i + 1 < pairs.size()) {
+      if (unstored != kNone && pairs[unstored].second == pairs[i + 1].second) store_pending();
+      prefetch(i + 1);
+    }
+  };
 
-  std::size_t pair = 0;
+  // Fused issues a pair and then fetches the next tile. Pipelined issues pair i + 1's
+  // Q.K^T with pair i, so that tile is fetched and its chunks posted before; not when
+  // they lie two windows on, whose buffers pair i itself still reads.
+  const bool ahead = runner.pipelined();
   std::uint32_t phase_step = c;  // the ring step of the pairs issued last (c: none yet)
   if (!pairs.empty()) prefetch(0);
-  if (windows > 0) post_window(0);
-  for (std::size_t w = 0; w < windows; ++w) {
-    // The next window goes into the buffers of the previous one, so it is posted once
-    // this window's first flash tile is queued: the wait for the previous window's
-    // last readers then overlaps that tile.
-    bool next_posted = w + 1 == windows;
-    for (; pair < pairs.size() && pairs[pair].first / kWindow == w; ++pair) {
-      if (const std::uint32_t step = x.chunks[pairs[pair].first].step; step != phase_step) {
-        tl.phase("ring step " + std::to_string(step));
-        phase_step = step;
-      }
-      flash(pair);
-      if (!next_posted) {
-        post_window(w + 1);
-        next_posted = true;
-      }
-      if (pair > 0 && !same_tile_as_previous(pair)) {  // the run of pair - 1 has ended
-        store_pending();
-        unstored = pair - 1;
-      }
-      if (pair + 1 < pairs.size()) {
-        if (unstored != kNone && pairs[unstored].second == pairs[pair + 1].second) store_pending();
-        prefetch(pair + 1);
-      }
+  post_through(0);
+  for (std::size_t i = 0; i < pairs.size(); ++i) {
+    if (const std::uint32_t step = x.chunks[pairs[i].first].step; step != phase_step) {
+      tl.phase("ring step " + std::to_string(step));
+      phase_step = step;
     }
-    if (!next_posted) post_window(w + 1);  // no tile sees this window
+    const std::size_t window = pairs[i].first / kWindow;
+    post_through(window);  // a window no pair before this one saw
+    const FlashPair pair = flash_pair(i);
+    if (ahead) after_pair(i);
+    if (ahead && i + 1 < pairs.size() && pairs[i + 1].first / kWindow <= window + 1) {
+      post_through(pairs[i + 1].first / kWindow);
+      const FlashPair next = flash_pair(i + 1);
+      runner.run(i, pair, &next);
+    } else {
+      runner.run(i, pair, nullptr);
+    }
+    // The next window goes into the buffers of the previous one, so it is posted once
+    // this window's first pair is queued: the wait for the previous window's last
+    // readers then overlaps that pair.
+    post_through(window + 1);
+    if (!ahead) after_pair(i);
   }
+  post_through(windows);  // windows no tile sees
   store_pending();
   if (!pairs.empty()) store_state(pairs.size() - 1);
 
@@ -250,7 +265,7 @@ void gqa_prefill(tl::Ctx& tl, std::shared_ptr<const PrefillParams> params) {
       const TreeNode node = binomial_node(x.pe, p.pes);
       for (const std::uint32_t child : node.children) {
         const auto merge_scope = tl.scratch_scope();
-        recv_merge(tl, st.packed, PeCoord{tl.sip(), tl.cube(), PeId(child)}, kTagPrefillMerge);
+        recv_merge(tl, st.packed, PeCoord{tl.sip(), tl.cube(), PeId(child)}, kTagPrefillMerge, plan.shape.variant);
       }
       if (node.parent) {
         tl.send(PeCoord{tl.sip(), tl.cube(), PeId(*node.parent)}, st.packed, kTagPrefillMerge);
@@ -258,7 +273,7 @@ void gqa_prefill(tl::Ctx& tl, std::shared_ptr<const PrefillParams> params) {
       }
     }
     // O / l into an idle work buffer, converted to the storage dtype in an idle q slot.
-    store_output(tl, st, tl.rows(work[0].pv, 0, rows), slots.q_buffer(t % kSlots), p.dtype, group->o, qt.q_rows());
+    store_output(tl, st, tl.rows(bufs.out, 0, rows), slots.q_buffer(t % kSlots), p.dtype, group->o, qt.q_rows());
   }
 }
 

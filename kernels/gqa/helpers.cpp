@@ -144,11 +144,14 @@ void SoftmaxState::reset(tl::Ctx& tl) const {
 }
 
 FlashWork FlashWork::make(tl::Ctx& tl, std::uint32_t m, std::uint32_t n, std::uint32_t d, DType dtype,
-                          std::uint32_t stage_rows) {
-  FlashWork w{tl.persistent({m * n, 1}, DType::fp32, "S"), tl.persistent({m * n, 1}, dtype, "P"),
-              tl.persistent({m, d}, DType::fp32, "PV"),    tl.persistent({m, 1}, DType::fp32, "m_new"),
-              tl.persistent({m, 1}, DType::fp32, "alpha"), tl.persistent({m, 1}, DType::fp32, "rowsum"),
-              {},                                          {}};
+                          std::uint32_t stage_rows, bool pv) {
+  FlashWork w;
+  w.s = tl.persistent({m * n, 1}, DType::fp32, "S");
+  w.p = tl.persistent({m * n, 1}, dtype, "P");
+  if (pv) w.pv = tl.persistent({m, d}, DType::fp32, "PV");
+  w.m_new = tl.persistent({m, 1}, DType::fp32, "m_new");
+  w.alpha = tl.persistent({m, 1}, DType::fp32, "alpha");
+  w.rowsum = tl.persistent({m, 1}, DType::fp32, "rowsum");
   if (stage_rows > 0) {
     w.stage_k = tl.persistent({stage_rows, d}, dtype, "stage_k");
     w.stage_v = tl.persistent({stage_rows, d}, dtype, "stage_v");
@@ -156,9 +159,9 @@ FlashWork FlashWork::make(tl::Ctx& tl, std::uint32_t m, std::uint32_t n, std::ui
   return w;
 }
 
-tl::FlashTile flash_args(const tl::Tensor& q, const tl::Tensor& k, const tl::Tensor& v, const SoftmaxState& st,
+FlashTile flash_args(const tl::Tensor& q, const tl::Tensor& k, const tl::Tensor& v, const SoftmaxState& st,
                          const FlashWork& w, float scale) {
-  tl::FlashTile f;
+  FlashTile f;
   f.q = &q;
   f.k = &k;
   f.v = &v;
@@ -189,10 +192,23 @@ std::vector<RowRange> segments(RowRange rows, std::uint32_t size) {
   return out;
 }
 
-void recv_merge(tl::Ctx& tl, const tl::Tensor& state, const PeCoord& from, std::uint32_t tag) {
-  // Posted, not waited for: merge_state builds its command while the message is on its way.
+void merge_into(tl::Ctx& tl, const tl::Tensor& state, const tl::Tensor& other) {
+  const std::uint32_t d = state.cols() - 2;
+  const tl::Tensor ma = tl.cols(state, d + 1, 1), mb = tl.cols(other, d + 1, 1);
+  const tl::Tensor ola = tl.cols(state, 0, d + 1), olb = tl.cols(other, 0, d + 1);
+  const tl::Tensor m = tl.maximum(ma, mb);
+  const tl::Tensor alpha = tl.exp_diff(ma, m);
+  const tl::Tensor beta = tl.exp_diff(mb, m);
+  tl.copy(m, ma);  // m's column is apart from [O | l]'s: it need not wait for them
+  tl.mul(olb, beta, &olb);  // O and l in one pass each
+  tl.fma(ola, alpha, olb, &ola);  // last: what follows (a send of these rows) waits only for it
+}
+
+void recv_merge(tl::Ctx& tl, const tl::Tensor& state, const PeCoord& from, std::uint32_t tag, Variant variant) {
+  // Posted, not waited for: the merge's first op (or the scheduler) waits for it.
   const tl::Tensor got = tl.recv_async(from, state.shape(), DType::fp32, tag);
-  tl.merge_state(state, got);
+  if (variant == Variant::Fused) merge_state(tl, state, got);
+  else merge_into(tl, state, got);
 }
 
 }  // namespace kb::gqa

@@ -5,6 +5,8 @@
 #include <optional>
 #include <vector>
 
+#include "kernels/gqa/fused.h"
+#include "kernels/gqa/variant.h"
 #include "kernels/tl/ctx.h"
 
 namespace kb::gqa {
@@ -80,27 +82,34 @@ struct SoftmaxState {
   static SoftmaxState of(tl::Ctx& tl, const tl::Tensor& packed);  // views of a [rows, d+2] matrix
   void reset(tl::Ctx& tl) const;                                   // m=-inf, l=0, O=0
 };
-// A flash tile's work buffers (tl::FlashTile); stage_k and stage_v only for K and V
+// A flash tile's work buffers (FlashTile); stage_k and stage_v only for K and V
 // streamed from HBM. Kernels keep several sets, so a tile's softmax runs while the next
 // one's Q.K^T does.
 struct FlashWork {
   tl::Tensor s, p, pv, m_new, alpha, rowsum, stage_k, stage_v;
-  // For m query rows and n keys; stage_rows > 0 adds the two staging buffers.
+  // For m query rows and n keys; stage_rows > 0 adds the two staging buffers. Without
+  // `pv` there is no P.V buffer (a pipelined tile accumulates P.V into O).
   static FlashWork make(tl::Ctx& tl, std::uint32_t m, std::uint32_t n, std::uint32_t d, DType dtype,
-                        std::uint32_t stage_rows = 0);
+                        std::uint32_t stage_rows = 0, bool pv = true);
 };
 // The FlashTile of q against k and v into the state st, on work buffers w; the mask and
 // the streaming are left to the caller.
-tl::FlashTile flash_args(const tl::Tensor& q, const tl::Tensor& k, const tl::Tensor& v, const SoftmaxState& st,
+FlashTile flash_args(const tl::Tensor& q, const tl::Tensor& k, const tl::Tensor& v, const SoftmaxState& st,
                          const FlashWork& w, float scale);
 
 // `rows` cut into segments of about `size` rows each: none when empty, one when fewer
 // or when `size` is 0.
 std::vector<RowRange> segments(RowRange rows, std::uint32_t size);
 
-// Receives a packed state (rows of one) and merges it into `state` (tl.merge_state:
-// associative and commutative; a side with m = -inf contributes nothing). The received
-// buffer lives in the caller's scratch scope.
-void recv_merge(tl::Ctx& tl, const tl::Tensor& state, const PeCoord& from, std::uint32_t tag);
+// The online-softmax merge of `other` into `state`, both packed [rows, d + 2] fp32 =
+// [O | l | m], from tl ops: m = max(m_s, m_o), [O|l] = [O|l]_s e^(m_s - m) +
+// [O|l]_o e^(m_o - m), the last two terms one fused multiply-add (`other` is overwritten). Associative and commutative; a side with
+// m = -inf contributes nothing. Its three [rows, 1] temporaries are scratch.
+void merge_into(tl::Ctx& tl, const tl::Tensor& state, const tl::Tensor& other);
+
+// Receives a packed state (rows of one) and merges it into `state`: merge_into, whose
+// first op waits for the message, or (fused) merge_state, which the scheduler holds
+// while the program goes on. The received buffer lives in the caller's scratch scope.
+void recv_merge(tl::Ctx& tl, const tl::Tensor& state, const PeCoord& from, std::uint32_t tag, Variant variant);
 
 }  // namespace kb::gqa

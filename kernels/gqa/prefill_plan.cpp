@@ -109,14 +109,18 @@ std::uint64_t PrefillPlan::tcm_bytes() const {
   const std::int64_t m = tile_rows(), d = shape.d, ch = shape.chunk_rows;
   const DType dt = shape.dtype;
   using tl::tcm_bytes;
-  // Kernel buffers (gqa_prefill.cpp, prefill_ring_q.cpp): 4 K and 4 V chunk buffers, 4
-  // query-tile and state slots, 2 flash-tile work sets; pass-Q one [m, d] fp32 output.
+  // Kernel buffers (gqa_prefill.cpp, prefill_ring_q.cpp, prefill_tiles.h): 4 K and 4 V
+  // chunk buffers, 4 query-tile and state slots, 2 work sets of a pair, and one [m, d]
+  // fp32 output. Fused: each work set has a P.V buffer, and pass-KV's output is the
+  // first one; pipelined accumulates P.V into O.
   std::uint64_t b = 4 * (tcm_bytes({ch, d}, dt) * 2) + 4 * (tcm_bytes({m, d}, dt) + tcm_bytes({m, d + 2}, DType::fp32));
-  b += 2 * (tcm_bytes({m * ch, 1}, DType::fp32) + tcm_bytes({m * ch, 1}, dt) + tcm_bytes({m, d}, DType::fp32) +
+  const bool fused = shape.variant == Variant::Fused;
+  const std::uint64_t md = tcm_bytes({m, d}, DType::fp32);
+  b += 2 * (tcm_bytes({m * ch, 1}, DType::fp32) + tcm_bytes({m * ch, 1}, dt) + (fused ? md : 0) +
             3 * tcm_bytes({m, 1}, DType::fp32));
+  if (!fused || shape.ring == Ring::Q) b += md;
   // A merge of the KV split: the received state and the merge's three columns.
   if (kv_split) b += tcm_bytes({m, d + 2}, DType::fp32) + 3 * tcm_bytes({m, 1}, DType::fp32);
-  if (shape.ring == Ring::Q) b += tcm_bytes({m, d}, DType::fp32);
   return b;
 }
 

@@ -12,6 +12,7 @@
 
 #include "base/dp_policy.h"
 #include "base/dtype.h"
+#include "kernels/gqa/variant.h"
 
 namespace kb::gqa {
 
@@ -53,6 +54,7 @@ struct PrefillShape {
   Ring ring = Ring::KV;
   std::uint32_t q_tile = 64;       // rows a tile aims at (pass-Q: at most; halved down to 16 until a rank has two)
   std::uint32_t chunk_rows = 256;  // KV rows per ring chunk
+  Variant variant = Variant::Pipelined;  // pipelined (tl ops) or fused (sequences)
 };
 
 struct PrefillPlan {

@@ -52,7 +52,9 @@ void prefill_ring_q(tl::Ctx& tl, const PrefillParams& p, const PrefillGroup& g, 
   const auto& vbuf = bufs.chunks.v;
   TileSlots& slots = bufs.slots;
   const std::array<FlashWork, 2>& work = bufs.work;
-  const tl::Tensor out = tl.persistent({plan.tile_rows(), d}, DType::fp32, "out");
+  FlashPairs runner(tl, p, plan.shape.variant, work);
+  // Fused's work sets are busy when a tile's O / l is made: it takes a buffer of its own.
+  const tl::Tensor out = runner.pipelined() ? bufs.out : tl.persistent({plan.tile_rows(), d}, DType::fp32, "out");
 
   // The flash tiles in order: (visit, chunk) pairs a query of the tile can see.
   struct Pair {
@@ -108,6 +110,13 @@ void prefill_ring_q(tl::Ctx& tl, const PrefillParams& p, const PrefillGroup& g, 
     unstored = visits.size();
   };
 
+  auto flash_pair = [&](std::size_t i) {
+    const Visit& visit = visits[pairs[i].visit];
+    const auto& s = slots.at(pairs[i].visit % TileSlots::kSlots, visit.t->rows());
+    const auto& [kb, vb] = kv[resident ? pairs[i].chunk : i];
+    return FlashPair{visit.t, chunks[pairs[i].chunk], s.q, kb, vb, s.st};
+  };
+
   std::size_t pair = 0;
   std::uint32_t phase_step = n;
   for (std::size_t v = 0; v < visits.size(); ++v) {
@@ -119,8 +128,14 @@ void prefill_ring_q(tl::Ctx& tl, const PrefillParams& p, const PrefillGroup& g, 
     }
     const auto& s = slots.at(v % TileSlots::kSlots, visit.t->rows());
     for (; pair < pairs.size() && pairs[pair].visit == v; ++pair) {
-      const auto& [kb, vb] = kv[resident ? pairs[pair].chunk : pair];
-      flash_pair(tl, p, *visit.t, chunks[pairs[pair].chunk], s.q, kb, vb, s.st, work[pair % 2]);
+      // Pipelined, pair + 1's Q.K^T goes with it when its visit is posted already (a later
+      // one's slot may still hold a tile whose O is not stored).
+      if (runner.pipelined() && pair + 1 < pairs.size() && pairs[pair + 1].visit <= v + kLookahead) {
+        const FlashPair next = flash_pair(pair + 1);
+        runner.run(pair, flash_pair(pair), &next);
+      } else {
+        runner.run(pair, flash_pair(pair), nullptr);
+      }
       load_through(pair + kChunkBuffers - 1);
     }
     store_pending();

@@ -9,6 +9,7 @@
 #include <memory>
 #include <tuple>
 #include <functional>
+#include <initializer_list>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -36,27 +37,6 @@ struct CompositeOpts {
   // buffers (more buffers, deeper prefetch). Default: a new scratch buffer of two
   // (which the enclosing scope then waits for).
   const Tensor* stage = nullptr;
-};
-
-// One attention tile as a single scheduler command (a sequence): stream K
-// and S = q.K^T * scale (+ causal mask), the online-softmax update of (m, l), stream V
-// and P.V, and O = O * alpha + P.V. All buffers are the caller's (persistent ones, so
-// the next tile can be issued while this one runs).
-struct FlashTile {
-  const Tensor* q = nullptr;          // [M, d]
-  const Tensor* k = nullptr;          // [n, d]: an HBM ref (streamed) or in TCM
-  const Tensor* v = nullptr;          // [n, d]: likewise
-  const Tensor *m = nullptr, *l = nullptr, *o = nullptr;  // the running state: [M,1], [M,1], [M,d] fp32
-  float scale = 1;
-  bool causal = false;                // mask keys after query position q_pos0 + row % q_period
-  std::int64_t q_pos0 = 0, k_pos0 = 0;
-  std::uint32_t q_period = 1;
-  std::uint32_t stream_rows = 64;     // rows per streamed K / V tile
-  // Work buffers: s [M*n] fp32; p [M*n] in v's dtype; pv [M, d] fp32; m_new, alpha and
-  // rowsum [M, 1] fp32; stage_k and stage_v as CompositeOpts::stage (only for refs).
-  const Tensor *s = nullptr, *p = nullptr, *pv = nullptr;
-  const Tensor *m_new = nullptr, *alpha = nullptr, *rowsum = nullptr;
-  const Tensor *stage_k = nullptr, *stage_v = nullptr;
 };
 
 class Ctx;
@@ -123,13 +103,6 @@ class Ctx {
   // GEMMs: c = a x b (b [k, n]) or a x b^T (trans_b, b [n, k]); fp32 result.
   Tensor composite(const Tensor& a, const Tensor& b, const CompositeOpts& opts = {});
   Tensor dot(const Tensor& a, const Tensor& b, bool trans_b = false);
-  // Issues one FlashTile; returns a handle that completes when the tile's work is done.
-  Tensor flash_tile(const FlashTile& f);
-  // The online-softmax merge of two states packed as [rows, d + 2] fp32 = [O | l | m]:
-  // m = max(m_s, m_o), [O|l] = [O|l]_s e^(m_s - m) + [O|l]_o e^(m_o - m), into `state`, as
-  // one sequence command on the MATH engine (`other` is overwritten). Returns `state`.
-  Tensor merge_state(const Tensor& state, const Tensor& other);
-
   // Elementwise with row/column broadcast of b; fp32 result (or into `out`).
   Tensor add(const Tensor& a, const Tensor& b, const Tensor* out = nullptr);
   Tensor sub(const Tensor& a, const Tensor& b, const Tensor* out = nullptr);
@@ -137,6 +110,8 @@ class Ctx {
   Tensor div(const Tensor& a, const Tensor& b, const Tensor* out = nullptr);
   Tensor maximum(const Tensor& a, const Tensor& b, const Tensor* out = nullptr);
   Tensor mul(const Tensor& a, float scalar, const Tensor* out = nullptr);
+  // a * b + c, b and c broadcast (one fused multiply-add per element).
+  Tensor fma(const Tensor& a, const Tensor& b, const Tensor& c, const Tensor* out = nullptr);
   Tensor exp(const Tensor& a, const Tensor* out = nullptr);
   // exp(a - b) with b broadcast; 0 where a is -inf (so an empty softmax state, m = -inf,
   // contributes nothing and never makes NaN).
@@ -145,11 +120,16 @@ class Ctx {
   // q_pos0 + r % q_period, else -inf (an additive causal mask).
   Tensor causal_bias(std::uint32_t rows, std::uint32_t cols, std::int64_t q_pos0, std::uint32_t q_period,
                      std::int64_t k_pos0);
+  // x where key position k_pos0 + c <= query position q_pos0 + r % q_period, else -inf:
+  // the causal mask applied to x itself (or into `out`).
+  Tensor causal_mask(const Tensor& x, std::int64_t q_pos0, std::uint32_t q_period, std::int64_t k_pos0,
+                     const Tensor* out = nullptr);
   Tensor where(const Tensor& mask, const Tensor& a, const Tensor& b, const Tensor* out = nullptr);
   Tensor copy(const Tensor& a, const Tensor& out);             // out = a
   Tensor cast(const Tensor& a, DType dtype);                    // a real conversion
-  Tensor max(const Tensor& x, int axis);                        // axis 1: [rows, 1]; 0: [1, cols]
-  Tensor sum(const Tensor& x, int axis);
+  // axis 1: [rows, 1]; 0: [1, cols] (or into `out`).
+  Tensor max(const Tensor& x, int axis, const Tensor* out = nullptr);
+  Tensor sum(const Tensor& x, int axis, const Tensor* out = nullptr);
   Tensor trans(const Tensor& x);                                // a real transpose
   Tensor view(const Tensor& x, const Shape& shape);             // same bytes, new shape
   Tensor rows(const Tensor& x, std::uint32_t begin, std::uint32_t count);  // a row slice, no copy
@@ -168,6 +148,8 @@ class Ctx {
   // Memory.
   ScratchScope scratch_scope();
   Tensor persistent(const Shape& shape, DType dtype = DType::fp32, const std::string& name = "");
+  // A scratch buffer, not filled (an op's `out`).
+  Tensor empty(const Shape& shape, DType dtype = DType::fp32, const std::string& name = "");
   const TcmUse& tcm_use() const { return use_; }
 
   // Names the kernel phase the PE's program enters now (e.g. "sweep", "ring step 3"):
@@ -183,6 +165,7 @@ class Ctx {
 
  private:
   friend class ScratchScope;
+  friend class Sequence;
   Tensor alloc(const Shape& shape, DType dtype, Arena arena, const std::string& name);
   void end_scope(std::uint64_t mark, std::size_t first);
   void check(const Tensor& t, std::string_view op, const char* role) const;
@@ -194,11 +177,16 @@ class Ctx {
   void add_writer(const Tensor& t, const Command& cmd);
   // The commands still writing (and, for a write, reading) the bytes t spans.
   std::vector<CommandHandle> pending_accesses(const Tensor& t, bool write) const;
-  // Hands a posted receive to the scheduler (the merge that consumes it takes it there).
+  // Hands a posted receive to the scheduler (the send or held sequence that consumes it takes it there).
   std::optional<Command::Receive> receive_in_scheduler(const Tensor& t);  // t: one posted receive
   // A sequence's running state: waits only when something other than a sequence wrote
   // it (the scheduler orders the sequences that update it: their first step is serial).
   void wait_unless_sequenced(const Tensor& t, std::string_view op);
+  void issue_sequence(Sequence& s);
+  // Views without an op (the view ops and a sequence's steps make them), checked.
+  Tensor reshaped(std::string_view op, const Tensor& x, const Shape& shape) const;
+  Tensor row_slice(std::string_view op, const Tensor& x, std::uint32_t begin, std::uint32_t count) const;
+  Tensor col_slice(std::string_view op, const Tensor& x, std::uint32_t begin, std::uint32_t count) const;
   TcmView view_of(const Tensor& t) const;
   void charge(const char* cpu_op);
   // Rows of a device tensor lying in one shard, as an HBM-resident operand (what ref,
@@ -221,9 +209,22 @@ class Ctx {
   void take_messages(const Tensor& t);                 // of the receives into t's bytes
   void take_message(Buffer& b, std::uint64_t op);      // the receive `op` and the earlier ones of its queue
   void take_one(Buffer& b, std::uint64_t op);
+  // Where a causal mask's rows and columns are: row r is query position q_pos0 + r %
+  // q_period, column c key position k_pos0 + c.
+  struct Positions {
+    std::int64_t q_pos0 = 0;
+    std::uint32_t q_period = 1;
+    std::int64_t k_pos0 = 0;
+  };
   Tensor math(MathOp op, Name kind, const Tensor& a, const Tensor* b, const Tensor* c,
-              const Tensor* out, float scalar = 0);
-  Tensor reduce(MathOp op, Name kind, const Tensor& x, int axis);
+              const Tensor* out, float scalar = 0, const Positions* positions = nullptr);
+  Tensor reduce(MathOp op, Name kind, const Tensor& x, int axis, const Tensor* out);
+  // Issues a MATH command on operands (the first its main one, nulls skipped) into `out`:
+  // its record, the readers and the writer of what it touches.
+  void issue_math(Command&& cmd, Name kind, const Tensor& out, std::initializer_list<const Tensor*> operands);
+  // An op's result of `rows` x `cols`: `out`, checked and ready to be written, or a new
+  // scratch buffer shaped `shape`.
+  Tensor result(Name kind, std::uint32_t rows, std::uint32_t cols, const Tensor* out, const Shape& shape);
   Tensor gemm_into(const Tensor& a, const Tensor& b, const CompositeOpts& opts, bool composite);
 
   Pe& pe_;

@@ -14,11 +14,29 @@ namespace kb::tl {
 
 enum class Arena : std::uint8_t { Scratch, Persistent };
 
-// A command reading or writing bytes [begin, end) of a buffer: an access elsewhere in
-// the buffer need not wait for it (rows of a state merge while others are updated).
+class Sequence;
+
+// The bytes of its buffer a view covers: the span [begin, end), and, when the view is a
+// rectangle of a row pitch (rows row0..row1 of `pitch` bytes, bytes col0..col1 of each),
+// that rectangle. Two views of one pitch (columns of a packed state, rows of it) overlap
+// only if their rectangles do; others, if their spans do.
+struct Region {
+  std::uint64_t begin = 0, end = 0;
+  std::uint64_t pitch = 0;  // 0: not a rectangle (only the span counts)
+  std::uint64_t row0 = 0, row1 = 0, col0 = 0, col1 = 0;
+  bool overlaps(const Region& o) const {
+    if (begin >= o.end || o.begin >= end) return false;
+    if (pitch == 0 || pitch != o.pitch) return true;
+    return row0 < o.row1 && o.row0 < row1 && col0 < o.col1 && o.col0 < col1;
+  }
+};
+
+// A command reading or writing a region of a buffer: an access elsewhere in the buffer
+// need not wait for it (rows of a state merge while others are updated, its m column is
+// written while its O columns are).
 struct Access {
   CommandHandle cmd;
-  std::uint64_t begin, end;
+  Region region;
 };
 
 // A TCM allocation and what is still in flight on it.
@@ -66,6 +84,7 @@ class Tensor {
 
  private:
   friend class Ctx;
+  friend class Sequence;
   std::shared_ptr<Buffer> buffer_;
   std::shared_ptr<const HbmRef> ref_;
   Shape shape_;
@@ -75,6 +94,18 @@ class Tensor {
 
  public:
   bool contiguous() const { return stride_ == 0 || stride_ == cols(); }
+  Region region() const {
+    Region r{span_begin(), span_end()};
+    const std::uint64_t esz = dtype_bytes(dtype_), pitch = (stride_ ? stride_ : cols()) * esz;
+    const std::uint64_t col0 = pitch ? byte_offset_ % pitch : 0, width = static_cast<std::uint64_t>(cols()) * esz;
+    if (!buffer_ || pitch == 0 || col0 + width > pitch) return r;
+    r.pitch = pitch;
+    r.row0 = byte_offset_ / pitch;
+    r.row1 = r.row0 + rows();
+    r.col0 = col0;
+    r.col1 = col0 + width;
+    return r;
+  }
   // The bytes of its buffer the view spans, [first, last + 1).
   std::uint64_t span_begin() const { return byte_offset_; }
   std::uint64_t span_end() const {

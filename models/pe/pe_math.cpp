@@ -54,6 +54,7 @@ void PeMath::compute(PeTcm& tcm, const Command& cmd) {
     case MathOp::Add: each([&](auto r, auto c) { return x.at(r, c) + y.at(r, c); }); break;
     case MathOp::Sub: each([&](auto r, auto c) { return x.at(r, c) - y.at(r, c); }); break;
     case MathOp::Mul: each([&](auto r, auto c) { return x.at(r, c) * y.at(r, c); }); break;
+    case MathOp::Fma: each([&](auto r, auto c) { return std::fma(x.at(r, c), y.at(r, c), z.at(r, c)); }); break;
     case MathOp::Div: each([&](auto r, auto c) { return x.at(r, c) / y.at(r, c); }); break;
     case MathOp::Maximum: each([&](auto r, auto c) { return std::max(x.at(r, c), y.at(r, c)); }); break;
     case MathOp::Exp: each([&](auto r, auto c) { return std::exp(x.at(r, c)); }); break;

@@ -222,9 +222,9 @@ TEST(DecodeLevers, LevelOneSegmentsOverlapAcrossTreeLevels) {
       last_send_end[k] = std::max(last_send_end[k], r.end);
       continue;
     }
-    // The receive's merge is the next merge_state its PE issued.
+    // The receive's merge starts with the next maximum its PE issued (gqa::merge_into).
     const auto merge = std::find_if(recs.begin() + static_cast<std::ptrdiff_t>(i), recs.end(),
-                                    [&](const OpRecord& o) { return o.pe == r.pe && o.kind == "merge_state"; });
+                                    [&](const OpRecord& o) { return o.pe == r.pe && o.kind == "maximum"; });
     ASSERT_NE(merge, recs.end());
     first_merge[k] = first_merge.count(k) ? std::min(first_merge[k], merge->start) : merge->start;
   }

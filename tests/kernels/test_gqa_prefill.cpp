@@ -160,7 +160,8 @@ TEST(PrefillLevers, PassQCausalSkipHalvesTheWork) {
     const std::size_t first = m.rt.op_log().size();
     timing_run(m, small(2048, 0, RowLayout::Striped, causal == 1, DType::bf16, 64, Ring::Q));
     tiles[causal] = 0;
-    for (std::size_t i = first; i < m.rt.op_log().size(); ++i) tiles[causal] += m.rt.op_log().records()[i].kind == "flash_tile";
+    for (std::size_t i = first; i < m.rt.op_log().size(); ++i) tiles[causal] += m.rt.op_log().records()[i].kind == "composite";
+    tiles[causal] /= 2;  // a pair's Q.K^T and P.V
   }
   // 2048 positions x 8 heads in tiles of 64 rows, each against 64 shards of 32 keys: a
   // shard is visible to a tile unless it starts after the tile's last position.
@@ -279,6 +280,28 @@ std::size_t expected_pairs(const PrefillConfig& c, std::uint32_t cube, std::uint
   return n;
 }
 
+// Pipelined (the default): pair i + 1's Q.K^T is issued before pair i's softmax, so the
+// GEMM engine has its next GEMM while the vector unit works. Read from one PE's op log:
+// before the softmax (the scale of S) of its k-th pair it has issued 2k + 2 composites
+// (Q.K^T of pairs 0..k+1, P.V of pairs 0..k-1), but before its last pair's 2k + 1.
+TEST(PrefillLevers, PipelinedIssuesTheNextQkBeforeTheSoftmax) {
+  Machine m = one_sip(false);
+  timing_run(m, small(1024, 0, RowLayout::Striped, false, DType::bf16, 64));
+  const PeCoord pe{SipId(0), CubeId(2), PeId(3)};
+  std::vector<std::size_t> composites_before;  // per scale, in issue order
+  std::size_t composites = 0;
+  for (const OpRecord& r : m.rt.op_log().records()) {
+    if (r.pe != pe) continue;
+    if (r.kind == "composite") ++composites;
+    if (r.kind == "scale") composites_before.push_back(composites);
+  }
+  ASSERT_GT(composites_before.size(), 4u);
+  EXPECT_EQ(composites, 2 * composites_before.size());
+  for (std::size_t k = 0; k < composites_before.size(); ++k)
+    EXPECT_EQ(composites_before[k], 2 * k + (k + 1 < composites_before.size() ? 2 : 1)) << "pair " << k;
+  EXPECT_EQ(m.rt.op_log().count("flash_tile"), 0u);
+}
+
 TEST(PrefillLevers, CausalSkipDoesTheLowerTriangle) {
   Machine m = one_sip(false);
   std::size_t dots[2];
@@ -289,8 +312,9 @@ TEST(PrefillLevers, CausalSkipDoesTheLowerTriangle) {
     dots[causal] = 0;
     for (std::size_t i = first; i < m.rt.op_log().size(); ++i) {
       const OpRecord& r = m.rt.op_log().records()[i];
-      if (r.kind == "flash_tile" && r.pe == PeCoord{SipId(0), CubeId(2), PeId(3)}) ++dots[causal];
+      if (r.kind == "composite" && r.pe == PeCoord{SipId(0), CubeId(2), PeId(3)}) ++dots[causal];
     }
+    dots[causal] /= 2;  // a pair's Q.K^T and P.V
     EXPECT_EQ(dots[causal], expected_pairs(cfg, 2, 3, causal == 1));
   }
   const double ratio = static_cast<double>(dots[1]) / static_cast<double>(dots[0]);

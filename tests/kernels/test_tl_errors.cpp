@@ -2,6 +2,7 @@
 // and the values.
 #include <gtest/gtest.h>
 
+#include "kernels/tl/sequence.h"
 #include "tests/kernels/tl_support.h"
 
 namespace kb {
@@ -116,6 +117,36 @@ TEST(TlErrors, DeadlockNamesTheBlockedPes) {
   expect_has(msg, "deadlock: the simulation of device 0 ran out of events at cycle " + std::to_string(cycle) +
                       " while 1 PE(s) still wait:");
   expect_has(msg, "kernel 'bad_kernel' on sip0.cube2.pe1 waits for a message from sip0.cube1.pe0 with tag 9");
+}
+
+TEST(TlErrors, ASequencesStateComesBeforeItsSteps) {
+  Machine m("small_1sip_2x2x2", false);
+  expect_has(error_of(m,
+                      [](tl::Ctx& tl) {
+                        const tl::Tensor a = tl.persistent({8, 64}, DType::fp32, "a");
+                        tl::Sequence seq(tl, "tile");
+                        seq.copy(a, a);
+                        seq.state(a);
+                      }),
+             kWho + std::string("op 'tile': a sequence's state is declared before its steps"));
+}
+
+TEST(TlErrors, ASequencesStepsAreChecked) {
+  Machine m("small_1sip_2x2x2", false);
+  expect_has(error_of(m,
+                      [](tl::Ctx& tl) {
+                        const tl::Tensor a = tl.persistent({8, 64}, DType::fp32, "a");
+                        const tl::Tensor b = tl.persistent({8, 32}, DType::fp32, "b");
+                        tl::Sequence seq(tl, "tile");
+                        seq.add(a, b, a);
+                      }),
+             kWho + std::string("op 'tile': shape mismatch in a add step: [8, 64] and [8, 32] into [8, 64]"));
+}
+
+TEST(TlErrors, AnEmptySequenceIsRefused) {
+  Machine m("small_1sip_2x2x2", false);
+  expect_has(error_of(m, [](tl::Ctx& tl) { tl::Sequence(tl, "tile").issue(); }),
+             kWho + std::string("op 'tile': a sequence needs at least one step"));
 }
 
 TEST(TlErrors, HbmCapacityIsCheckedAtAllocation) {

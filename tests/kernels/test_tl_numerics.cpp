@@ -82,10 +82,10 @@ TEST_P(MathNumerics, ElementwiseReductionsTransposeCastMatchReference) {
   const DeviceTensor dx = place_on_pe(m, "x", x, dt), dy = place_on_pe(m, "y", y, dt);
   const DeviceTensor drow = place_on_pe(m, "row", row, dt), dcol = place_on_pe(m, "col", col, dt);
   std::map<std::string, DeviceTensor> out;
-  for (const char* n : {"add", "sub", "mul", "div", "maximum", "exp", "where", "scale", "max1", "sum1", "max0",
-                        "sum0", "trans", "view", "rows"}) {
+  for (const char* n : {"add", "sub", "mul", "div", "maximum", "exp", "where", "scale", "fma", "causal_mask", "max1",
+                        "sum1", "max_into", "max0", "sum0", "trans", "view", "rows"}) {
     const bool t = std::string(n) == "trans";
-    const Shape s = std::string(n) == "max1" || std::string(n) == "sum1" ? Shape{32, 1}
+    const Shape s = std::string(n) == "max1" || std::string(n) == "sum1" || std::string(n) == "max_into" ? Shape{32, 1}
                     : std::string(n) == "max0" || std::string(n) == "sum0" ? Shape{2, 40}
                     : t ? Shape{80, 16} : std::string(n) == "rows" ? Shape{10, 40} : Shape{32, 40};
     out[n] = m.rt.empty(n, s, DType::fp32, one_pe());
@@ -105,6 +105,12 @@ TEST_P(MathNumerics, ElementwiseReductionsTransposeCastMatchReference) {
     put("exp", tl.exp(tx));
     put("where", tl.where(tl.maximum(tx, tl.full({1, 1}, 0.0f)), tx, ty));  // x > 0 ? x : y
     put("scale", tl.mul(tx, 0.125f));
+    put("fma", tl.fma(tx, ty, tr));      // x * y + row
+    // Row r is query position 20 + r % 4, column c key 8 + c: keys after it are -inf.
+    put("causal_mask", tl.causal_mask(tl.mul(tx, 1.0f), 20, 4, 8));
+    const tl::Tensor into = tl.empty({16, 1}, DType::fp32, "into");
+    tl.max(tx, 1, &into);
+    put("max_into", into);
     put("max1", tl.max(tx, 1));
     put("sum1", tl.sum(tx, 1));
     put("max0", tl.max(tx, 0));
@@ -131,6 +137,15 @@ TEST_P(MathNumerics, ElementwiseReductionsTransposeCastMatchReference) {
   expect("exp", [&](auto r, auto c) { return std::exp(X(r, c)); }, 16, 40);
   expect("where", [&](auto r, auto c) { return X(r, c) > 0 ? X(r, c) : Y(r, c); }, 16, 40);
   expect("scale", [&](auto r, auto c) { return X(r, c) * 0.125; }, 16, 40);
+  expect("fma", [&](auto r, auto c) { return X(r, c) * Y(r, c) + row.data[r]; }, 16, 40);
+  const std::vector<float> masked = got("causal_mask");
+  for (std::size_t r = 0; r < 16; ++r)
+    for (std::size_t c = 0; c < 40; ++c) {
+      const bool future = 8 + c > 20 + r % 4;
+      if (future) EXPECT_EQ(masked[r * 40 + c], -std::numeric_limits<float>::infinity()) << r << ", " << c;
+      else EXPECT_EQ(masked[r * 40 + c], static_cast<float>(X(r, c))) << r << ", " << c;
+    }
+  expect("max_into", [&](auto r, auto) { double v = -1e30; for (int c = 0; c < 40; ++c) v = std::max(v, X(r, c)); return v; }, 16, 1);
   expect("max1", [&](auto r, auto) { double v = -1e30; for (int c = 0; c < 40; ++c) v = std::max(v, X(r, c)); return v; }, 16, 1);
   expect("sum1", [&](auto r, auto) { double v = 0; for (int c = 0; c < 40; ++c) v += X(r, c); return v; }, 16, 1);
   expect("max0", [&](auto, auto c) { double v = -1e30; for (int r = 0; r < 16; ++r) v = std::max(v, X(r, c)); return v; }, 1, 40);
@@ -228,42 +243,6 @@ TEST(TlNumerics, ReceivesFillRowsOfOneBuffer) {
   });
   m.rt.run();
   EXPECT_EQ(m.rt.read(dst).data, h.data);
-}
-
-// tl.merge_state against the fp64 online-softmax merge, with an empty row on one side
-// and on both (m = -inf contributes nothing and never makes a NaN).
-TEST(TlNumerics, MergeStateIsTheOnlineSoftmaxMerge) {
-  Machine m;
-  const std::int64_t rows = 5, d = 9, w = d + 2;  // [O | l | m]
-  HostTensor a = test::random_host({rows, w}, 21), b = test::random_host({rows, w}, 22);
-  for (std::int64_t r = 0; r < rows; ++r) {
-    a.data[r * w + d] = std::abs(a.data[r * w + d]) + 0.5f;  // l > 0
-    b.data[r * w + d] = std::abs(b.data[r * w + d]) + 0.5f;
-  }
-  const float inf = std::numeric_limits<float>::infinity();
-  a.data[3 * w + d + 1] = -inf;  // row 3: only b
-  a.data[4 * w + d + 1] = b.data[4 * w + d + 1] = -inf;  // row 4: both empty
-  for (HostTensor* h : {&a, &b})
-    for (std::int64_t r = 0; r < rows; ++r)
-      if (h->data[r * w + d + 1] == -inf)
-        for (std::int64_t c = 0; c <= d; ++c) h->data[r * w + c] = 0;  // an empty state: O = 0, l = 0
-  const DeviceTensor da = place_on_pe(m, "a", a, DType::fp32), db = place_on_pe(m, "b", b, DType::fp32);
-  const DeviceTensor out = m.rt.empty("out", {2 * rows, w}, DType::fp32, one_pe());
-  m.rt.launch(SipId(0), "merge", test::on_pe(kPe, [&](tl::Ctx& tl) {
-    const tl::Tensor x = tl.load(da, second_half(a)), y = tl.load(db, second_half(b));
-    tl.store(out, second_half(a), tl.merge_state(x, y));
-  }));
-  m.rt.run();
-  const std::vector<float> got = second_half_of(m.rt.read(out));
-  for (std::int64_t r = 0; r < rows; ++r) {
-    const double ma = a.data[r * w + d + 1], mb = b.data[r * w + d + 1], mx = std::max(ma, mb);
-    const double ea = ma == -inf ? 0 : std::exp(ma - mx), eb = mb == -inf ? 0 : std::exp(mb - mx);
-    EXPECT_EQ(got[r * w + d + 1], static_cast<float>(mx)) << "m of row " << r;
-    for (std::int64_t c = 0; c <= d; ++c) {
-      const double want = a.data[r * w + c] * ea + b.data[r * w + c] * eb;
-      EXPECT_NEAR(got[r * w + c], want, 1e-6 * (1 + std::abs(want))) << "row " << r << " col " << c;
-    }
-  }
 }
 
 // Receives from one sender with one tag are filled in the order they were posted, even

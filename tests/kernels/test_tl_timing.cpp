@@ -1,6 +1,6 @@
 // tl timing: a chain takes exactly the sum of its modelled parts; independent work
-// overlaps; composite hides HBM streaming behind the GEMM; auto-wait; held sends and
-// merges; recv_async; scratch scopes keep TCM use bounded.
+// overlaps; composite hides HBM streaming behind the GEMM; auto-wait, by rows and by
+// columns; held sends; recv_async; scratch scopes keep TCM use bounded.
 #include <gtest/gtest.h>
 
 #include "tests/kernels/tl_support.h"
@@ -196,23 +196,25 @@ TEST(TlTiming, AWriteWaitsOnlyForReadersOfItsRows) {
   EXPECT_EQ(fills[1]->issue, send.end);   // built while it waited, out as the send is done
 }
 
-TEST(TlTiming, MergeStateIsItsStepsOnTheMathEngine) {
-  // tl.merge_state on [rows, d + 2]: max, two exp_diff and a copy over a column, two mul
-  // and an add over [O | l], one after the other on the MATH engine; one CPU issue.
+TEST(TlTiming, AWriteWaitsOnlyForReadersOfItsColumns) {
+  // Columns of one matrix are apart: a fill of the last column goes out while an exp
+  // reads the others; a fill of columns the exp reads waits for it.
   Machine m("small_1sip_2x2x2", false);
-  const std::uint32_t rows = 3, d = 128;
-  m.rt.launch(SipId(0), "merge", test::on_pe(kPe, [&](tl::Ctx& tl) {
-    const tl::Tensor a = tl.persistent({rows, d + 2}, DType::fp32, "a");
-    const tl::Tensor b = tl.persistent({rows, d + 2}, DType::fp32, "b");
-    tl.wait(tl.merge_state(a, b));
+  m.rt.launch(SipId(0), "columns", test::on_pe(kPe, [&](tl::Ctx& tl) {
+    const tl::Tensor x = tl.persistent({64, 130}, DType::fp32, "x");
+    const tl::Tensor o = tl.cols(x, 0, 128), last = tl.cols(x, 129, 1), inside = tl.cols(x, 100, 10);
+    tl.exp(o);
+    tl.fill(last, 0.0f);
+    tl.fill(inside, 0.0f);
   }));
   m.rt.run();
-  const auto& cyc = m.topo.pe.math.cycles;
-  const std::uint64_t column = 1, ol = test::ceil_div(rows * (d + 1), m.topo.pe.math.lanes);
-  const OpRecord& merge = *m.rt.op_log().select("math", "merge_state").at(0);
-  EXPECT_EQ(merge.issue, 2 * issue(m.topo, "alloc") + issue(m.topo, "composite"));
-  EXPECT_EQ(merge.end - merge.issue, column * (cyc.at("max") + 2 * cyc.at("exp") + cyc.at("copy")) +
-                                         ol * (2 * cyc.at("mul") + cyc.at("add")));
+  const auto& log = m.rt.op_log();
+  const OpRecord& exp = *log.select("math", "exp").at(0);
+  const auto fills = log.select("math", "fill");
+  ASSERT_EQ(fills.size(), 2u);
+  EXPECT_EQ(fills[0]->issue, exp.issue + issue(m.topo, "math"));  // not held by the exp
+  EXPECT_LT(fills[0]->issue, exp.end);
+  EXPECT_EQ(fills[1]->issue, exp.end);  // built while it waited, out as the exp is done
 }
 
 TEST(TlTiming, ConsumingAPendingHandleWaitsForIt) {
@@ -232,37 +234,6 @@ TEST(TlTiming, ConsumingAPendingHandleWaitsForIt) {
   // cycle the operand is done.
   EXPECT_EQ(exps[0]->issue, load.end);
   EXPECT_EQ(exps[1]->issue, exps[0]->end);
-}
-
-TEST(TlTiming, AMergeAndASendWaitInTheSchedulerNotInTheProgram) {
-  // The receiver posts the receive and issues merge_state at once; the scheduler holds
-  // the merge and starts it the cycle the message arrives, while the program goes on
-  // (its next op is issued before the message is in). The sender's send is held until
-  // the state it sends is loaded and leaves that cycle.
-  Machine m("small_1sip_2x2x2", false);
-  const std::uint32_t rows = 4, d = 64;
-  const DeviceTensor a = m.rt.empty("a", {rows, d + 2}, DType::fp32, DPPolicy::replicate(1, 1, 0));
-  const PeCoord sender{SipId(0), CubeId(0), PeId(1)};
-  m.rt.launch(SipId(0), "merge", [&](tl::Ctx& tl) {
-    if (tl.coord() == sender) tl.send(kPe, tl.load(a, {0, rows}), 7);
-    if (tl.coord() != kPe) return;
-    const tl::Tensor state = tl.persistent({rows, d + 2}, DType::fp32, "state");
-    tl.merge_state(state, tl.recv_async(sender, {rows, d + 2}, DType::fp32, 7));
-    tl.full({rows, d}, 1.0f);
-  });
-  m.rt.run();
-  const auto& log = m.rt.op_log();
-  const OpRecord& load = *log.select("dma", "load").at(0);
-  const OpRecord& send = *log.select("ipcq", "send").at(0);
-  const OpRecord& recv = *log.select("ipcq", "recv").at(0);
-  const OpRecord& merge = *log.select("math", "merge_state").at(0);
-  const OpRecord& after = *log.select("math", "fill").at(0);
-  EXPECT_LT(send.issue, load.end);
-  EXPECT_EQ(send.start, load.end);
-  EXPECT_LT(merge.issue, recv.end);
-  EXPECT_EQ(merge.start, recv.end);
-  EXPECT_EQ(after.issue, merge.issue + issue(m.topo, "math"));
-  EXPECT_LT(after.end, recv.end) << "the program was held by the merge";
 }
 
 TEST(TlTiming, AHeldSendHoldsOnlyLaterSendsToItsPeAndTag) {

@@ -141,6 +141,24 @@ const workloads::KnobSet& placement_knobs() {
   return set;
 }
 
+const workloads::KnobSet& variant_knobs() {
+  static const workloads::KnobSet set{
+      "attention variant",
+      {{"variant", "pipelined",
+        "how a tile's work is issued: pipelined (tl ops, the next tile's Q.K^T ahead of this one's softmax), fused "
+        "(one sequence per tile and per merge: an optional hardware sequencer) or naive (decode: each tile in order)"}}};
+  return set;
+}
+
+Variant variant_of(const workloads::Values& v, bool naive_allowed) {
+  const auto variant = parse_variant(v.text("variant"));
+  if (!variant || (*variant == Variant::Naive && !naive_allowed))
+    throw workloads::ConfigError("{variant} '" + workloads::ConfigError::literal(v.text("variant")) +
+                                     "': allowed values: " + (naive_allowed ? "naive, " : "") + "pipelined, fused",
+                                 true);
+  return *variant;
+}
+
 std::optional<std::uint32_t> placement_count(const workloads::Values& v, const std::string& knob) {
   if (v.text(knob) == "auto") return std::nullopt;
   return v.count32(knob, 1, 4096);

@@ -72,6 +72,9 @@ const workloads::KnobSet& data_knobs();
 const workloads::KnobSet& placement_knobs();
 // A placement knob's count, or nothing for auto.
 std::optional<std::uint32_t> placement_count(const workloads::Values& v, const std::string& knob);
+// variant: how a tile's work is issued (kernels/gqa/variant.h); `naive` only where allowed.
+const workloads::KnobSet& variant_knobs();
+Variant variant_of(const workloads::Values& v, bool naive_allowed);
 // The shape from its knobs; q_len, when not given, is `t_q` (0: the workload's choice);
 // S from seq_len when `context` (a batch has one per request instead).
 AttentionShape shape_of(const workloads::Values& v, std::uint32_t t_q, bool context = true);

@@ -19,7 +19,6 @@ const KnobSet& decode_knobs() {
       {{"sp_table", KERNBENCH_SP_TABLE,
         "the SP table an auto placement uses when it matches the shape and topology (written by kernbench bench "
         "gqa_llama70b)"},
-       {"variant", "pipelined", "online-softmax sweep: naive, pipelined or fused"},
        {"tile", "0", "KV rows per sweep tile (0: auto)"}}};
   return set;
 }
@@ -74,7 +73,8 @@ class GqaDecode : public Workload {
     return "GQA decode: KV sharded over C cubes x P PEs per KV head, online softmax, two-level reduce";
   }
   std::vector<const KnobSet*> knobs() const override {
-    return {&gqa::shape_knobs(), &gqa::context_knobs(), &gqa::placement_knobs(), &decode_knobs(), &gqa::data_knobs(), &storage_knobs()};
+    return {&gqa::shape_knobs(), &gqa::context_knobs(), &gqa::placement_knobs(), &gqa::variant_knobs(), &decode_knobs(), &gqa::data_knobs(),
+            &storage_knobs()};
   }
   bool splits_by_sip() const override { return true; }
 
@@ -84,9 +84,7 @@ class GqaDecode : public Workload {
     const std::optional<std::uint32_t> cubes = gqa::placement_count(v, "cubes_per_group"),
                                        pes = gqa::placement_count(v, "pes");
     c.tile_rows = v.count32("tile", 0, 1u << 16);
-    const auto variant = gqa::parse_variant(v.text("variant"));
-    if (!variant) throw ConfigError("{variant} '" + ConfigError::literal(v.text("variant")) + "': allowed values: naive, pipelined, fused", true);
-    c.variant = *variant;
+    c.variant = gqa::variant_of(v, true);
     gqa::AttentionData data(v, setup.data);
     std::vector<std::string> notes;
     c.devices = setup.devices;

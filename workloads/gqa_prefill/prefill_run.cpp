@@ -46,6 +46,7 @@ PrefillSetup validate(const PrefillConfig& c, const Topology& topo) {
   ps.replicas = s.placement.replicas;
   ps.layout = c.layout;
   ps.q_tile = c.q_tile;
+  ps.variant = c.variant;
   // The chunk: as asked, or the largest of 256, 128, ... 16 rows whose buffers fit.
   const std::uint64_t tcm = topo.pe.tcm_bytes;
   auto fit = [&](Ring ring) {

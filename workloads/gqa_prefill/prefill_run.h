@@ -27,6 +27,7 @@ struct PrefillConfig : AttentionShape {
   std::optional<Ring> ring;      // empty: auto, by the model (PrefillModel)
   std::uint32_t chunk_rows = 0;  // 0: the largest of 256, 128, ... 16 whose buffers fit TCM
   std::uint32_t q_tile = 64;
+  Variant variant = Variant::Pipelined;  // pipelined (tl ops) or fused (sequences)
   std::vector<SipId> devices;   // empty: all
   std::vector<workloads::SimUnit> simulate;  // what this process simulates (run --jobs); empty: all
   std::uint32_t q_len() const { return t_q ? t_q : static_cast<std::uint32_t>(s); }

@@ -35,6 +35,7 @@ class PrefillJob : public Job {
     r.knobs["pes"] = p.placement.pes;
     r.knobs["replicas"] = p.placement.replicas;
     r.knobs["placement"] = p.placement_given ? "given" : "default rule";
+    r.knobs["variant"] = gqa::variant_name(c_.variant);
     r.knobs["layout"] = gqa::layout_name(c_.layout);
     r.knobs["ring"] = gqa::ring_name(p.ring);
     r.knobs["ring_reason"] = p.ring_reason;
@@ -77,7 +78,7 @@ class GqaPrefill : public Workload {
     return "GQA prefill: KV chunks on a ring of each KV head's group, query positions over its PEs, G heads per tile";
   }
   std::vector<const KnobSet*> knobs() const override {
-    return {&gqa::shape_knobs(), &gqa::context_knobs(), &gqa::placement_knobs(), &prefill_knobs(), &gqa::data_knobs(), &storage_knobs()};
+    return {&gqa::shape_knobs(), &gqa::context_knobs(), &gqa::placement_knobs(), &gqa::variant_knobs(), &prefill_knobs(), &gqa::data_knobs(), &storage_knobs()};
   }
   bool splits_by_sip() const override { return true; }
 
@@ -88,6 +89,7 @@ class GqaPrefill : public Workload {
     c.pes = gqa::placement_count(v, "pes").value_or(0);
     c.chunk_rows = v.text("chunk") == "auto" ? 0 : v.count32("chunk", 1, 1u << 16);
     c.q_tile = v.count32("q_tile", 1, 1u << 16);
+    c.variant = gqa::variant_of(v, false);
     const auto layout = gqa::parse_layout(v.text("layout"));
     if (!layout) throw ConfigError("{layout} '" + ConfigError::literal(v.text("layout")) + "': allowed values: contiguous, zigzag, striped", true);
     c.layout = *layout;
@@ -117,7 +119,8 @@ class GqaPrefill : public Workload {
     const nlohmann::json& k = r.knobs;
     const std::uint32_t cubes = k.at("cubes_per_group"), pes = k.at("pes"), replicas = k.at("replicas");
     report::Lines add;
-    add("kernbench: gqa_prefill (%s) on %s (%s), %s mode\n", k.at("layout").get<std::string>().c_str(),
+    add("kernbench: gqa_prefill (%s, %s) on %s (%s), %s mode\n", k.at("variant").get<std::string>().c_str(),
+        k.at("layout").get<std::string>().c_str(),
         r.topology_name.c_str(), r.topology_file.c_str(), r.mode.c_str());
     report::shape_line(add, k);
     add("  placement       C %u cubes x P %u PEs per KV head (ring; %s), %u replica(s) per head, %u group(s) per SIP, "
