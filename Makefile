@@ -1,6 +1,8 @@
-# The two commands of the README: `make run` and `make test`.
+# The two commands of the README: `make run` and `make test`. Both print their setup and
+# build in a few lines (the compiler's in BUILD/build.log); `make run V=1` prints it all.
 BUILD ?= build/release
 JOBS ?= 2
+export V
 
 .PHONY: setup configure program build run test fast fuzz asan clean
 
@@ -8,20 +10,21 @@ setup:
 	@scripts/setup.sh
 
 configure: setup
+	@echo "configure: $(BUILD) (Release)"
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release >/dev/null
 
 # The program alone (what `make run` needs); `build` adds the test suites.
 program: configure
-	@cmake --build $(BUILD) -j $(JOBS) --target kernbench
+	@scripts/build.sh $(BUILD) $(JOBS) kernbench
 
 build: configure
-	@cmake --build $(BUILD) -j $(JOBS)
+	@scripts/build.sh $(BUILD) $(JOBS)
 
 run: program
-	$(BUILD)/kernbench
+	@$(BUILD)/kernbench
 
 test: build
-	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 	scripts/fuzz.sh 30
 	scripts/compiler_parity.sh $(BUILD)
 

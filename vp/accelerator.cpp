@@ -27,6 +27,7 @@ Accelerator::Accelerator(const sc_core::sc_module_name& name, const Topology& to
       system_("system", one_sip(topo), true),
       runtime_(system_, RunOptions{.data = true, .op_log = RunOptions::OpLogKept::Nothing}) {
   hbm.bind(system_.sip(SipId(0)).host());
+  fetch_.bind(system_.sip(SipId(0)).controller());
   control.register_b_transport(this, &Accelerator::b_transport);
   control.register_transport_dbg(this, &Accelerator::transport_dbg);
   // A kernel error ends the job, not the platform's simulation.
@@ -52,7 +53,7 @@ std::uint32_t Accelerator::read(std::uint64_t offset) const {
     case reg::kDescHi: return static_cast<std::uint32_t>(desc_ >> 32);
     case reg::kQueued: return static_cast<std::uint32_t>(queue_.size());
     case reg::kCompleted: return completed_;
-    case reg::kStatus: return status_;
+    case reg::kStatus: return reset_ ? reg::kResetting : status_;
     case reg::kError: return static_cast<std::uint32_t>(error_code_);
     case reg::kCyclesLo: return static_cast<std::uint32_t>(cycles_);
     case reg::kCyclesHi: return static_cast<std::uint32_t>(cycles_ >> 32);
@@ -86,12 +87,17 @@ void Accelerator::access(tlm::tlm_generic_payload& gp) {
       desc_ = (desc_ & ~std::uint64_t{0xFFFFFFFF}) | v;
     } else if (offset == reg::kDescHi) {
       desc_ = (desc_ & std::uint64_t{0xFFFFFFFF}) | std::uint64_t{v} << 32;
-    } else if (offset == reg::kDoorbell && ring && !halted_ && queue_.size() < topology().sip.job_queue) {
+    } else if (offset == reg::kDoorbell && ring && !halted_ && !reset_ && queue_.size() < topology().sip.job_queue) {
       queue_.push_back(desc_);
       doorbell_.notify(sc_core::SC_ZERO_TIME);
     } else if (offset == reg::kIrqAck && ring) {
       irq_level_ = false;
       irq_changed_.notify(sc_core::SC_ZERO_TIME);
+    } else if (offset == reg::kInjectFault && ring) {
+      system_.sip(SipId(0)).cube(CubeId(0)).pe(PeId(0)).cpu.inject_fault();
+    } else if (offset == reg::kReset && ring) {
+      reset_ = true;
+      reset_asked_.notify(sc_core::SC_ZERO_TIME);
     } else {
       gp.set_response_status(tlm::TLM_COMMAND_ERROR_RESPONSE);
       return;
@@ -110,13 +116,32 @@ unsigned int Accelerator::transport_dbg(tlm::tlm_generic_payload& gp) {
   return 4;
 }
 
+void Accelerator::transfer(tlm::tlm_command command, std::uint64_t address, std::uint8_t* data, std::uint64_t bytes) {
+  tlm::tlm_generic_payload gp;
+  gp.set_command(command);
+  gp.set_address(address);
+  gp.set_data_ptr(data);
+  gp.set_data_length(static_cast<unsigned>(bytes));
+  gp.set_streaming_width(static_cast<unsigned>(bytes));
+  gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+  sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+  fetch_->b_transport(gp, delay);
+  sc_core::wait(delay);
+  if (!gp.is_response_ok())  // the callers check their addresses first
+    SC_REPORT_ERROR(name(), ("the job controller's access to " + units::format_hex(address) + " failed: " +
+                             gp.get_response_string())
+                                .c_str());
+}
+
 void Accelerator::launch_and_wait(const PlannedJob& job) {
   job.launch(runtime_);
   const std::vector<PeCpu*> cpus = runtime_.start();
   sc_core::sc_event_or_list any;
   any |= pe_error_;
+  any |= reset_asked_;
   for (PeCpu* cpu : cpus) any |= cpu->finished_event();
   for (;;) {
+    if (reset_) throw JobError(ErrorCode::Reset, job.kernel + ": stopped by a reset");
     for (PeCpu* cpu : cpus)
       if (cpu->error()) {
         halted_ = true;
@@ -142,14 +167,14 @@ TakenBytes Accelerator::read_lens(JobDescriptor& d) {
     refuse("is not 8-byte aligned inside one HBM channel");
   const PeCoord channel{SipId(0), CubeId(head->cube), PeId(head->pe)};
   std::uint64_t count = 0;
-  system_.hbm(channel).store().read(head->offset, reinterpret_cast<std::uint8_t*>(&count), 8);
+  transfer(tlm::TLM_READ_COMMAND, d.lens_at, reinterpret_cast<std::uint8_t*>(&count), 8);
   if (count == 0 || count > desc::kMaxRequests)
     throw JobError(ErrorCode::Shape, "the length list holds " + std::to_string(count) + " requests; a batch has 1 to " +
                                          std::to_string(desc::kMaxRequests));
   const std::uint64_t bytes = 8 + 8 * count;
   if (!address_map().decode(d.lens_at, bytes)) refuse("runs past its channel's end with " + std::to_string(count) + " lengths");
   d.lens.resize(count);
-  system_.hbm(channel).store().read(head->offset + 8, reinterpret_cast<std::uint8_t*>(d.lens.data()), 8 * count);
+  transfer(tlm::TLM_READ_COMMAND, d.lens_at + 8, reinterpret_cast<std::uint8_t*>(d.lens.data()), 8 * count);
   return {"the length list", channel, head->offset, head->offset + bytes};
 }
 
@@ -167,7 +192,7 @@ void Accelerator::run_job(std::uint64_t address) {
                                                      " is not 64-byte aligned inside one HBM channel");
   const PeCoord channel{SipId(0), CubeId(at->cube), PeId(at->pe)};
   std::array<std::uint8_t, desc::kBytes> bytes{};
-  system_.hbm(channel).store().read(at->offset, bytes.data(), bytes.size());
+  transfer(tlm::TLM_READ_COMMAND, address, bytes.data(), bytes.size());
   JobDescriptor d = decode_descriptor(bytes);
   std::vector<TakenBytes> taken = {{"the descriptor", channel, at->offset, at->offset + desc::kBytes}};
   if (d.kernel == Kernel::GqaDecodeBatch) taken.push_back(read_lens(d));
@@ -186,7 +211,7 @@ void Accelerator::run_job(std::uint64_t address) {
   std::vector<std::uint8_t> out = layout_table(job.layout);
   const std::uint64_t need = out.size();
   if (need > d.table_bytes) out.resize(kTableHeaderBytes);  // the header says how many bytes it needs
-  system_.hbm(PeCoord{SipId(0), CubeId(table->cube), PeId(table->pe)}).store().write(table->offset, out.data(), out.size());
+  transfer(tlm::TLM_WRITE_COMMAND, d.table, out.data(), out.size());
   if (need > d.table_bytes)
     throw JobError(ErrorCode::TableRoom, "the layout table needs " + std::to_string(need) + " bytes; the descriptor gives " +
                                              std::to_string(d.table_bytes));
@@ -194,37 +219,63 @@ void Accelerator::run_job(std::uint64_t address) {
 
 void Accelerator::run_jobs() {
   for (;;) {
-    while (queue_.empty()) sc_core::wait(doorbell_);
+    while (queue_.empty() && !reset_) sc_core::wait(doorbell_ | reset_asked_);
+    if (reset_) {
+      reset_machine();
+      continue;
+    }
     const std::uint64_t address = queue_.front();
     queue_.pop_front();
     status_ = reg::kRunning;
+    started_.notify(sc_core::SC_ZERO_TIME);
     const sc_core::sc_time begin = sc_core::sc_time_stamp();
-    error_.clear();
-    error_code_ = ErrorCode::None;
+    ErrorCode code = ErrorCode::None;
+    std::string error;
     try {
       run_job(address);
     } catch (const JobError& e) {
-      error_code_ = e.code();
-      error_ = e.what();
+      code = e.code();
+      error = e.what();
     }
-    cycles_ = static_cast<std::uint64_t>((sc_core::sc_time_stamp() - begin) / cycle_time(topology()) + 0.5);
-    status_ = error_code_ == ErrorCode::None ? reg::kDone : reg::kFailed;
-    // The result words, when the descriptor lies in HBM.
-    if (const auto at = descriptor_at(address)) {
-      std::array<std::uint8_t, 16> result{};
-      const auto status = static_cast<std::uint32_t>(status_), code = static_cast<std::uint32_t>(error_code_);
-      std::memcpy(result.data(), &status, 4);
-      std::memcpy(result.data() + 4, &code, 4);
-      std::memcpy(result.data() + 8, &cycles_, 8);
-      system_.hbm(PeCoord{SipId(0), CubeId(at->cube), PeId(at->pe)})
-          .store()
-          .write(at->offset + desc::kStatusAt, result.data(), result.size());
-    }
-    ++completed_;
-    irq_level_ = true;
-    irq_changed_.notify(sc_core::SC_ZERO_TIME);
-    finished_.notify(sc_core::SC_ZERO_TIME);
+    end_job(address, code, std::move(error),
+            static_cast<std::uint64_t>((sc_core::sc_time_stamp() - begin) / cycle_time(topology()) + 0.5));
   }
+}
+
+void Accelerator::end_job(std::uint64_t address, ErrorCode code, std::string error, std::uint64_t cycles) {
+  const reg::Status status = code == ErrorCode::None ? reg::kDone : reg::kFailed;
+  // The result words, when the descriptor lies in HBM, written before the irq rises.
+  if (descriptor_at(address)) {
+    std::array<std::uint8_t, 16> result{};
+    const auto status_word = static_cast<std::uint32_t>(status), code_word = static_cast<std::uint32_t>(code);
+    std::memcpy(result.data(), &status_word, 4);
+    std::memcpy(result.data() + 4, &code_word, 4);
+    std::memcpy(result.data() + 8, &cycles, 8);
+    transfer(tlm::TLM_WRITE_COMMAND, address + desc::kStatusAt, result.data(), result.size());
+  }
+  status_ = status;
+  error_code_ = code;
+  error_ = std::move(error);
+  cycles_ = cycles;
+  ++completed_;
+  irq_level_ = true;
+  irq_changed_.notify(sc_core::SC_ZERO_TIME);
+  finished_.notify(sc_core::SC_ZERO_TIME);
+}
+
+void Accelerator::reset_machine() {
+  queue_.clear();
+  system_.for_each_pe([](Pe& pe) {
+    pe.cpu.abort();
+    pe.scheduler.drop_held();
+  });
+  // What the engines still run goes to its end; then no message is in flight.
+  system_.for_each_pe([](Pe& pe) {
+    while (pe.cpu.pending() > 0) sc_core::wait(pe.cpu.drained_event());
+  });
+  system_.for_each_pe([](Pe& pe) { pe.ipcq.discard_received(); });
+  halted_ = reset_ = false;
+  status_ = reg::kIdle;
 }
 
 }  // namespace kb::vp

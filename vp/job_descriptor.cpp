@@ -42,6 +42,7 @@ const char* error_name(ErrorCode code) {
     case ErrorCode::Fault: return "fault";
     case ErrorCode::Halted: return "halted";
     case ErrorCode::LensAddress: return "lens address";
+    case ErrorCode::Reset: return "reset";
   }
   return "unknown";
 }

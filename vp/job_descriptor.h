@@ -46,6 +46,7 @@ enum class ErrorCode : std::uint32_t {
   Fault = 13,         // a kernel failed while running; the accelerator takes no further job
   Halted = 14,        // queued behind a fault
   LensAddress = 15,   // the batch's length list is not 8-byte aligned inside one HBM channel
+  Reset = 16,         // stopped by a reset (kReset) while it ran
 };
 const char* error_name(ErrorCode code);
 

@@ -121,7 +121,7 @@ void issue_qk(tl::Ctx& tl, const SweepRank& r, PingPong& b, std::size_t j) {
 }
 
 void sweep_pipelined(tl::Ctx& tl, const SweepRank& r, const std::function<SoftmaxState()>& state, PingPong& b,
-                     const std::function<void()>& next) {
+                     const std::function<void()>& next, const std::function<void()>& between) {
   const DecodeParams& prm = r.p;
   const auto n_tiles = r.tiles.size();
   auto cols = [&](std::size_t j) { return static_cast<std::uint32_t>(r.tiles[j].count); };
@@ -145,6 +145,7 @@ void sweep_pipelined(tl::Ctx& tl, const SweepRank& r, const std::function<Softma
   std::array<tl::Tensor, 2> pv, alpha;  // this block's rows of them
   auto update_o = [&](std::size_t j) { tl.fma(st.o, alpha[j % 2], pv[j % 2], &st.o); };
   for (std::size_t j = 0; j < n_tiles; ++j) {
+    if (j > 0 && between) between();  // outside the tile's scratch scope
     if (j + 1 < n_tiles) {  // streams while this tile's softmax runs
       if (j + 1 >= r.qk_issued) issue_qk(tl, r, b, j + 1);
       if (prm.split_rows == 0) load_v(j + 1);
@@ -172,6 +173,7 @@ void sweep_pipelined(tl::Ctx& tl, const SweepRank& r, const std::function<Softma
     if (j > 0) update_o(j - 1);  // the previous tile's P.V is done by now
   }
   next();
+  if (between) between();
   update_o(n_tiles - 1);
 }
 

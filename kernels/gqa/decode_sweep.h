@@ -55,9 +55,11 @@ FusedSets fused_sets(tl::Ctx& tl, const DecodeParams& p);
 // naive: each tile in order, in a scratch scope.
 void sweep_naive(tl::Ctx& tl, const SweepRank& r, const SoftmaxState& st, const tl::Tensor& alpha_buffer);
 // pipelined: `state` makes the block's softmax state once tile 0's Q.K^T is on its way;
-// `next` is called once the last P.V is issued, before the program waits for it.
+// `next` is called once the last P.V is issued, before the program waits for it;
+// `between`, if given, after each tile's P.V is issued, outside any of the sweep's
+// scratch scopes (other work the program interleaves: an earlier block's reduce).
 void sweep_pipelined(tl::Ctx& tl, const SweepRank& r, const std::function<SoftmaxState()>& state, PingPong& b,
-                     const std::function<void()>& next);
+                     const std::function<void()>& next, const std::function<void()>& between = {});
 // fused: one tl.flash_tile per tile.
 void sweep_fused(tl::Ctx& tl, const SweepRank& r, const SoftmaxState& st, const FusedSets& sets);
 // Issues tile j's Q.K^T (a split's second block issues its first ones early).

@@ -78,6 +78,8 @@ void gqa_decode(tl::Ctx& tl, std::shared_ptr<const DecodeParams> params) {
     std::uint64_t block_begin;
   };
   std::vector<Final> finals;  // the root's parts
+  std::unique_ptr<RootReduce> first_reduce;  // a split's first block's, under way
+  std::uint64_t first_begin = 0;
   auto block = [&](std::size_t i) {
     const RowBlock& blk = blocks[i];
     SweepRank& rk = ranks[i];
@@ -86,10 +88,25 @@ void gqa_decode(tl::Ctx& tl, std::shared_ptr<const DecodeParams> params) {
     SoftmaxState st;
     auto block_state = [&] { return st = state_of(blk); };
     // The block's reduce (decode_reduce.h); at the root cube each owner divides by l and
-    // stores its rows of O once every block is issued (the program waits for the merges there).
+    // stores its rows of O once every block is issued (the program waits for the merges
+    // there). A split's first block takes what of its reduce need not wait, and the rest
+    // between the second block's tiles and after them.
+    auto collect = [&](RootReduce& r, std::uint64_t begin) {
+      for (StoredRows& seg : r.finish()) finals.push_back({std::move(seg), begin});
+    };
     auto reduce = [&] {
-      for (StoredRows& seg : reduce_to_root(tl, p, geo, cube_index, st.packed, {kTagLevel2, kTagLevel1}))
-        finals.push_back({std::move(seg), blk.rows.begin});
+      if (first_reduce) {
+        collect(*first_reduce, first_begin);
+        first_reduce.reset();
+      }
+      auto r = std::make_unique<RootReduce>(tl, p, geo, cube_index, st.packed, ReduceTags{kTagLevel2, kTagLevel1});
+      if (p.split_rows > 0 && i + 1 < blocks.size()) {
+        r->advance();
+        first_reduce = std::move(r);
+        first_begin = blk.rows.begin;
+        return;
+      }
+      collect(*r, blk.rows.begin);
     };
     // Each sweep resets the state once its first GEMM is on its way.
     if (rk.tiles.empty()) {
@@ -103,9 +120,14 @@ void gqa_decode(tl::Ctx& tl, std::shared_ptr<const DecodeParams> params) {
         sweep_naive(tl, rk, block_state(), naive_alpha);
         break;
       case Variant::Pipelined:
-        sweep_pipelined(tl, rk, block_state, pipeline, [&] {
-          if (p.split_rows > 0 && i + 1 < blocks.size()) start(i + 1);
-        });
+        sweep_pipelined(
+            tl, rk, block_state, pipeline,
+            [&] {
+              if (p.split_rows > 0 && i + 1 < blocks.size()) start(i + 1);
+            },
+            [&] {
+              if (first_reduce) first_reduce->advance();
+            });
         break;
       case Variant::Fused:
         if (!fused[0].s.valid()) fused = fused_sets(tl, p);

@@ -105,8 +105,8 @@ void gqa_prefill(tl::Ctx& tl, std::shared_ptr<const PrefillParams> params) {
   // A query tile visits the KV chunks a window at a time: its query rows and state come
   // into TCM once per window, not once per chunk, which halves the state traffic.
   // Buffers: two windows of KV chunks (one in use, one arriving), four query-tile /
-  // state slots (one being fetched, two in flash tiles, one waiting for its state to be
-  // stored) and two flash-tile work sets.
+  // state slots (one being fetched, two in pairs, one waiting for its state to be
+  // stored) and two work sets of a pair.
   constexpr std::size_t kWindow = 2, kChunkBuffers = PrefillBuffers::kChunks, kSlots = TileSlots::kSlots;
   static_assert(kChunkBuffers == 2 * kWindow);
   PrefillBuffers bufs(tl, plan, p.dtype);

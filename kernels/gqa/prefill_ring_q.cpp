@@ -56,7 +56,7 @@ void prefill_ring_q(tl::Ctx& tl, const PrefillParams& p, const PrefillGroup& g, 
   // Fused's work sets are busy when a tile's O / l is made: it takes a buffer of its own.
   const tl::Tensor out = runner.pipelined() ? bufs.out : tl.persistent({plan.tile_rows(), d}, DType::fp32, "out");
 
-  // The flash tiles in order: (visit, chunk) pairs a query of the tile can see.
+  // The pairs in order: (visit, chunk), where a query of the tile can see the chunk.
   struct Pair {
     std::size_t visit, chunk;
   };
@@ -73,7 +73,7 @@ void prefill_ring_q(tl::Ctx& tl, const PrefillParams& p, const PrefillGroup& g, 
     load_rows(tl, g.v, keys, kv[i].second);
   };
   // Streamed, pair i's chunk goes into buffer i % 4, asked for once pair i - 3 is issued:
-  // the load waits only for the flash tile before the one just issued.
+  // the load waits only for the pair before the one just issued.
   auto load_through = [&](std::size_t last) {
     for (; !resident && loaded <= last && loaded < pairs.size(); ++loaded) load(loaded, chunks[pairs[loaded].chunk]);
   };
@@ -82,7 +82,7 @@ void prefill_ring_q(tl::Ctx& tl, const PrefillParams& p, const PrefillGroup& g, 
 
   // A visit takes slot v % 4. It is posted two visits ahead: at home Q is loaded and the
   // state reset, else both come from the previous PE; Q goes straight on to the next PE
-  // (the scheduler passes it on as it arrives), the state once this PE's flash tiles on
+  // (the scheduler passes it on as it arrives), the state once this PE's pairs on
   // it are done.
   std::size_t posted = 0;
   auto post_through = [&](std::size_t last) {

@@ -146,7 +146,7 @@ void Ctx::charge(const char* cpu_op) {
 }
 
 namespace {
-// What an engine command computes, for the op log: M x N x K of a GEMM (a flash tile's
+// What an engine command computes, for the op log: M x N x K of a GEMM (a sequence's
 // first GEMM), the output's rows x cols of a vector op.
 std::string command_shape(const Command& c) {
   const Command& g = c.kind == Command::Kind::Sequence && !c.steps.empty() ? c.steps.front() : c;

@@ -144,6 +144,10 @@ class Ctx {
   Tensor recv_async(const PeCoord& src, const Shape& shape, DType dtype, std::uint32_t tag,
                     const Tensor* into = nullptr);
   void wait(const Tensor& t);
+  // Whether a use of t would go at once, without waiting: nothing still writes its bytes
+  // and every posted receive into them can take its message now. It waits for nothing
+  // (the `wait` issue cost): a program can do other work while a message travels.
+  bool ready(const Tensor& t);
 
   // Memory.
   ScratchScope scratch_scope();

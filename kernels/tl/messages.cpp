@@ -180,6 +180,29 @@ Tensor Ctx::recv(const PeCoord& src, const Shape& shape, DType dtype, std::uint3
   return t;
 }
 
+bool Ctx::ready(const Tensor& t) {
+  check(t, "ready", "operand");
+  charge("wait");
+  if (!t.buffer_) return true;
+  const Buffer& b = *t.buffer_;
+  const Region s = t.region();
+  for (const Access& w : b.writers)
+    if (!w.cmd->done && w.region.overlaps(s)) return false;
+  for (const Buffer::Receive& r : b.receives) {
+    if (!(r.begin < s.end && s.begin < r.end)) continue;
+    const auto key = std::make_tuple(r.from.cube.value, r.from.pe.value, r.tag);
+    // The scheduler takes its held receive's message first.
+    if (const auto held = scheduler_receives_.find(key); held != scheduler_receives_.end() && !held->second->done)
+      return false;
+    // This receive and those posted before it of its sender and tag fill in order.
+    const auto& queue = posted_.at(key);
+    const auto at = std::find_if(queue.begin(), queue.end(), [&](const auto& p) { return p.second == r.op; });
+    const auto needed = static_cast<std::size_t>(at - queue.begin()) + 1;
+    if (pe_.ipcq.count(r.from.cube.value, r.from.pe.value, r.tag) < needed) return false;
+  }
+  return true;
+}
+
 void Ctx::wait(const Tensor& t) {
   check(t, "wait", "operand");
   charge("wait");

@@ -166,10 +166,11 @@ class ThreadAlarm final : public TimedSink {
   ThreadAlarm() { TimedDispatch::get(); }  // made while the machine is built
   ThreadAlarm(const ThreadAlarm&) = delete;
   ThreadAlarm& operator=(const ThreadAlarm&) = delete;
-  ~ThreadAlarm() {
+  ~ThreadAlarm() { cancel(); }
+  void sleep(const sc_core::sc_time& delay);
+  void cancel() {  // a sleeper that will not wake (its thread was reset)
     if (pending_.pending()) TimedDispatch::get().cancel(pending_);
   }
-  void sleep(const sc_core::sc_time& delay);
   void fire_timed() override { wake_.notify(); }
 
  private:

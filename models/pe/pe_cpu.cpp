@@ -1,4 +1,8 @@
 #include "models/pe/pe_cpu.h"
+
+#include <stdexcept>
+#include <utility>
+
 #include "models/common/clock.h"
 #include "models/common/path_extension.h"
 #include "models/common/sim_time.h"
@@ -12,6 +16,7 @@ PeCpu::PeCpu(const sc_core::sc_module_name& name, const Topology& topo, PeCoord 
       cycle_(cycle_time(topo)) {
   SC_HAS_PROCESS(PeCpu);
   SC_THREAD(run);
+  thread_ = sc_core::sc_get_current_process_handle();  // the thread just made
 }
 
 void PeCpu::load(Program program) {
@@ -21,8 +26,12 @@ void PeCpu::load(Program program) {
 }
 
 void PeCpu::run() {
+  // Started at elaboration, and again by abort().
+  started_ = false;
+  awaited_ = nullptr;
+  awaiting_all_ = false;
   for (;;) {
-    if (!program_) sc_core::wait(program_loaded_);
+    while (!program_ || error_) sc_core::wait(program_loaded_);
     Program program = std::move(program_);
     program_ = nullptr;
     started_ = true;
@@ -31,6 +40,8 @@ void PeCpu::run() {
       program(*this);
       wait_all();
       path_.advance(ticks(sim_time()), Cause::Cpu);
+    } catch (const sc_core::sc_unwind_exception&) {
+      throw;  // abort(): the thread starts again
     } catch (...) {
       error_ = std::current_exception();
       if (error_hook_) error_hook_();
@@ -39,11 +50,21 @@ void PeCpu::run() {
     started_ = false;
     finished_ = true;
     finished_event_.notify(sc_core::SC_ZERO_TIME);
-    if (error_) return;
   }
 }
 
+void PeCpu::abort() {
+  if (program_ || started_) finished_ = true;  // over, if not to its end
+  program_ = nullptr;
+  error_ = nullptr;
+  fault_armed_ = false;
+  alarm_.cancel();
+  if (started_) thread_.reset();  // unwinds the program now; run() begins again
+  if (pending_ == 0) drained_.notify(sc_core::SC_ZERO_TIME);
+}
+
 Command& PeCpu::issue(Command&& command) {
+  if (std::exchange(fault_armed_, false)) throw std::runtime_error("an injected fault on " + self_.str());
   Command& c = commands_.take(std::move(command));
   c.issued = sim_time();
   path_.advance(ticks(c.issued), Cause::Cpu);
@@ -63,6 +84,7 @@ void PeCpu::completed(tlm::tlm_generic_payload& gp) {
   if (hook_) hook_(c);
   commands_.retire(c);
   if (&c == awaited_ || (awaiting_all_ && pending_ == 0)) completed_.notify(sc_core::SC_ZERO_TIME);
+  if (pending_ == 0) drained_.notify(sc_core::SC_ZERO_TIME);
 }
 
 void PeCpu::wait(const Command& command) {

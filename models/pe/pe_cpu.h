@@ -3,6 +3,7 @@
 // PeScheduler without blocking and waits only for the ones it needs; `spend` charges
 // the CPU's own issue cycles. An exception thrown by the program is kept for the host
 // to report and stops the simulation (or, with an error hook, calls the hook instead).
+// abort() stops a program where it stands (a platform's reset).
 #include <exception>
 #include <functional>
 
@@ -36,8 +37,16 @@ class PeCpu : public sc_core::sc_module {
   // Called for every command when it completes (the op log listens here).
   void on_complete(CompletionHook hook) { hook_ = std::move(hook); }
   // Called instead of sc_stop() when the program throws (a platform that owns the
-  // simulation keeps it running). The CPU takes no program after an error.
+  // simulation keeps it running). The CPU takes no program after an error until abort().
   void on_error(std::function<void()> hook) { error_hook_ = std::move(hook); }
+  // Stops the program where it stands, unwinding it (its scratch scopes do not wait),
+  // drops a program not yet started and clears an error. Commands issued go on to their
+  // end: drained_event() is notified when the last of them is done.
+  void abort();
+  const sc_core::sc_event& drained_event() const { return drained_; }
+  // A fault for a platform's driver tests: the program's next command is refused, as
+  // if the program had failed there.
+  void inject_fault() { fault_armed_ = true; }
 
   // Called from the program: issue without blocking; wait for one or for all. The
   // command returned is good until the program next waits (CommandPool). A command is
@@ -63,9 +72,10 @@ class PeCpu : public sc_core::sc_module {
   PeCoord self_;
   sc_core::sc_time cycle_;
   Program program_;
-  sc_core::sc_event program_loaded_, completed_, finished_event_;
+  sc_core::sc_event program_loaded_, completed_, finished_event_, drained_;
+  sc_core::sc_process_handle thread_;
   ThreadAlarm alarm_;  // the timed waits of `spend`
-  bool finished_ = false, started_ = false;
+  bool finished_ = false, started_ = false, fault_armed_ = false;
   std::exception_ptr error_;
   CompletionHook hook_;
   std::function<void()> error_hook_;

@@ -70,6 +70,12 @@ std::optional<Message> PeIpcq::take(std::uint32_t src_cube, std::uint32_t src_pe
   return std::nullopt;
 }
 
+std::size_t PeIpcq::count(std::uint32_t src_cube, std::uint32_t src_pe, std::uint32_t tag) const {
+  return static_cast<std::size_t>(std::count_if(received_.begin(), received_.end(), [&](const Message& m) {
+    return m.src_cube == src_cube && m.src_pe == src_pe && m.tag == tag;
+  }));
+}
+
 // A message counts as arrived (takeable) only from its arrival time on.
 void PeIpcq::on_arrival(tlm::tlm_generic_payload& gp, const tlm::tlm_phase&) {
   deliver(gp);

@@ -38,7 +38,11 @@ class PeIpcq : public PeEngine {
   const std::deque<Message>& received() const { return received_; }
   // Takes the first arrived message from (src_cube, src_pe) with `tag`.
   std::optional<Message> take(std::uint32_t src_cube, std::uint32_t src_pe, std::uint32_t tag);
+  // How many arrived messages from (src_cube, src_pe) with `tag` wait to be taken.
+  std::size_t count(std::uint32_t src_cube, std::uint32_t src_pe, std::uint32_t tag) const;
   const sc_core::sc_event& message_event() const { return arrived_; }
+  // Discards the messages no program took (a platform's reset, once nothing is in flight).
+  void discard_received() { received_.clear(); }
   // Called the moment a message arrives (the scheduler's held receives take theirs).
   void on_message(std::function<void()> hook) { on_message_ = std::move(hook); }
   std::uint64_t bytes_sent() const { return bytes_sent_; }

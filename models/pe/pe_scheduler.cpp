@@ -58,6 +58,18 @@ void PeScheduler::attach(PeIpcq& mailbox) {
 
 void PeScheduler::watch(PeEngine& engine) { engine.report_blockers_served(blocker_served_); }
 
+void PeScheduler::drop_held() {
+  for (Held& h : std::exchange(held_, {})) {
+    if (h.blocker) --h.blocker->holding;
+    Command& cmd = CommandExtension::of(*h.gp);
+    cmd.started = cmd.finished = sim_time();
+    h.gp->set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
+    responder_.respond(*h.gp, sc_core::SC_ZERO_TIME);
+  }
+  ++held_epoch_;
+  unmatched_mail_ = blocker_served_ = false;
+}
+
 namespace {
 // Two sends whose messages one receive queue matches in arrival order.
 bool same_queue(const Command& a, const Command& b) {

@@ -57,6 +57,9 @@ class PeScheduler : public sc_core::sc_module {
   // An engine it sends commands to: the engine tells it when it serves a command that a
   // held command waits for, before the response comes back.
   void watch(PeEngine& engine);
+  // Drops the commands it holds (a platform's reset): each goes back to the CPU at once
+  // with TLM_GENERIC_ERROR_RESPONSE, unserved. What runs on the engines goes on.
+  void drop_held();
 
  private:
   using Composite = ScheduledComposite;

@@ -5,6 +5,7 @@ namespace kb {
 HostBridge::HostBridge(const sc_core::sc_module_name& name, const AddressMap& map, std::uint32_t cubes)
     : AtRouter(name, Cause::Fabric), map_(map) {
   add_target("host");
+  add_target("controller");
   for (std::uint32_t c = 0; c < cubes; ++c) add_initiator("cube" + std::to_string(c));
 }
 

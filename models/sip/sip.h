@@ -19,8 +19,10 @@ class Sip : public sc_core::sc_module {
   const AddressMap& address_map() const { return map_; }
   Cube& cube(CubeId c) { return *cubes_.at(c.value); }
   std::size_t cube_count() const { return cubes_.size(); }
-  // The host's target socket (HBM region of the address map); only with a host port.
+  // The host's target socket (HBM region of the address map), and the job controller's;
+  // only with a host port.
   AtRouter::TargetSocket& host() { return host_->from_host(); }
+  AtRouter::TargetSocket& controller() { return host_->from_controller(); }
 
  private:
   SipId id_;

@@ -181,13 +181,20 @@ TEST(DecodeLevers, TwoLevelReduceRoundsAndLinks) {
 // The Level-1 segment: the fewest state rows whose time on a PE's fabric port covers
 // their merge and the CPU's issue of a send and a merge (DecodeParams::segment_rows).
 TEST(DecodeLevers, SegmentRowsComeFromTheTopology) {
-  const DecodeConfig cfg = small(8, 1, 8, 8, DType::bf16);  // d 128: a state row is 130 fp32 = 520 B
-  // 32 B/cycle: 1 row takes 16.25 cycles < the issue's 4 + 4 + 8 + 3 * 1 = 19; 2 rows take
-  // 32.5 >= max(merge(2) = (1 + 2 * 4 + 1) + 3 passes * (1 + 1 + 1) = 19, 19).
-  EXPECT_EQ(gqa::segment_rows(cfg, test::topology("llama70b_4sip")), 2u);
-  // 64 B/cycle: 2 rows take 16.25 < 19; 3 rows take 24.4 >= max(10 + 4 passes * 3 = 22, 19).
+  DecodeConfig cfg = small(8, 1, 8, 8, DType::bf16);  // d 128: a state row is 130 fp32 = 520 B
+  const Topology topo = test::topology("llama70b_4sip");
+  // Pipelined (merge_into): the issue of a send, a receive, four views and six MATH ops is
+  // 4 + 4 + 4 * 1 + 6 * 2 = 24. 32 B/cycle: 1 row takes 16.25 cycles < 24; 2 rows take
+  // 32.5 >= max(merge(2) = (1 + 2 * 4 + 1) + 3 passes * (1 + 1) + (2 - 1) = 17, 24).
+  EXPECT_EQ(gqa::merge_cycles(2, 128, topo, gqa::Variant::Pipelined), 17.0);
+  EXPECT_EQ(gqa::segment_rows(cfg, topo), 2u);
+  // 64 B/cycle: 2 rows take 16.25 < 24; 3 rows take 24.4 >= max(10 + 4 passes * 2 + 1, 24).
   EXPECT_EQ(gqa::segment_rows(cfg, test::topology("llama70b_4sip", {"cube.fabric.bandwidth=64B/cycle"})), 3u);
-  EXPECT_EQ(gqa::merge_cycles(2, 128, test::topology("llama70b_4sip")), 19.0);
+  // Fused (merge_state, one sequence): issue 4 + 4 + 8 + 3 * 1 = 19, merge(2) = 10 + 3
+  // passes * (1 + 1 + 1) = 19.
+  cfg.variant = gqa::Variant::Fused;
+  EXPECT_EQ(gqa::merge_cycles(2, 128, topo, gqa::Variant::Fused), 19.0);
+  EXPECT_EQ(gqa::segment_rows(cfg, topo), 2u);
 }
 
 // With P = 1, PE 0 of each cube owns all 8 state rows: they go down the Level-1 tree in
@@ -292,6 +299,16 @@ TEST(DecodeLevers, ManyRowsSweepInTwoBlocksTheFirstReducingUnderTheSecond) {
   EXPECT_EQ(first_send->bytes, 32u * (64 + 2) * 4) << "round 1 gives half of the first block's 64 rows";
   EXPECT_GE(first_send->start, (*std::prev(second))->end);
   EXPECT_LT(first_send->start, gemms.back()->end) << "the first block's reduce runs under the second's GEMMs";
+  // Its first merge too: the program comes back to it between the second block's tiles
+  // (gqa::RootReduce::advance), when its message is in.
+  const OpRecord* first_merge = nullptr;
+  for (const OpRecord* r : log.select("math", "maximum"))
+    if (r->pe == pe && r->shape == "[32, 1]") {
+      first_merge = r;
+      break;
+    }
+  ASSERT_NE(first_merge, nullptr);
+  EXPECT_LT(first_merge->start, gemms.back()->end) << "the first block's first merge waits for the second's sweep";
 }
 
 TEST(DecodeLevers, EachOwnerOfTheRootCubeStoresItsRowsOfO) {

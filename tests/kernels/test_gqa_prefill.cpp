@@ -151,7 +151,7 @@ TEST(PrefillLevers, PassQMovesTheQueryRowsNotTheKeys) {
   EXPECT_EQ(kv_bytes, groups * 2 * 8192 * d * 2);
 }
 
-// The causal skip holds for pass-Q too: over a whole prompt the flash tiles are about half
+// The causal skip holds for pass-Q too: over a whole prompt the pairs are about half
 // of those without the mask.
 TEST(PrefillLevers, PassQCausalSkipHalvesTheWork) {
   Machine m = one_sip(false);
@@ -188,7 +188,7 @@ TEST(PrefillRing, AutoPicksPassQForAShortChunkOverALongPrefix) {
   EXPECT_NE(a.ring_reason.find("auto"), std::string::npos);
 }
 
-// The model's GEMM term is the busiest PE's flash tiles, cycle for cycle, on either ring.
+// The model's GEMM term is the busiest PE's pairs, cycle for cycle, on either ring.
 TEST(PrefillModel, GemmTermIsTheBusiestPesGemmCycles) {
   Machine m = one_sip(false);
   for (const Ring ring : {Ring::KV, Ring::Q}) {

@@ -236,6 +236,42 @@ TEST(TlTiming, ConsumingAPendingHandleWaitsForIt) {
   EXPECT_EQ(exps[1]->issue, exps[0]->end);
 }
 
+TEST(TlTiming, ReadySaysWhetherAUseWouldWaitAndWaitsForNothing) {
+  // A receive posted before its message comes, and an exp still writing its result: not
+  // ready, and the program goes on at once; once the message is in and the exp done,
+  // ready.
+  Machine m("small_1sip_2x2x2", false);
+  const DeviceTensor a = m.rt.empty("a", {64, 64}, DType::fp32, DPPolicy::replicate(1, 1, 0));
+  const PeCoord sender{SipId(0), CubeId(0), PeId(1)};
+  std::vector<bool> seen;
+  std::vector<std::uint64_t> at;
+  m.rt.launch(SipId(0), "ready", [&](tl::Ctx& tl) {
+    if (tl.coord() == sender) tl.send(kPe, tl.load(a, {0, 64}), 7);
+    if (tl.coord() != kPe) return;
+    const tl::Tensor got = tl.recv_async(sender, {64, 64}, DType::fp32, 7);
+    const tl::Tensor x = tl.full({64, 64}, 1.0f);
+    const tl::Tensor y = tl.exp(x);
+    seen.push_back(tl.ready(got));
+    seen.push_back(tl.ready(y));
+    at.push_back(test::cycles(sc_core::sc_time_stamp(), m.topo));
+    tl.wait(got);
+    tl.wait(y);
+    seen.push_back(tl.ready(got));
+    seen.push_back(tl.ready(y));
+  });
+  m.rt.run();
+  const auto& log = m.rt.op_log();
+  const OpRecord& exp = *log.select("math", "exp").at(0);
+  ASSERT_EQ(seen.size(), 4u);
+  EXPECT_FALSE(seen[0]);
+  EXPECT_FALSE(seen[1]);
+  EXPECT_TRUE(seen[2]);
+  EXPECT_TRUE(seen[3]);
+  // The two probes cost their issue cycles and waited for nothing.
+  EXPECT_EQ(at.at(0), exp.issue + 2 * issue(m.topo, "wait"));
+  EXPECT_LT(at.at(0), exp.end);
+}
+
 TEST(TlTiming, AHeldSendHoldsOnlyLaterSendsToItsPeAndTag) {
   // The first send waits in the scheduler for its load; a later send to another PE, and
   // one to the same PE with another tag, leave at once; one to the same PE and tag

@@ -1,6 +1,7 @@
 // The kernbench program end to end: exit codes, reports, errors, output files.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -177,8 +178,37 @@ TEST(Cli, MakeRunBuildsOnlyTheProgram) {
   const std::string build = testing::TempDir() + "kernbench_make_n";
   const Result r = test::run_shell("make -n -C " + test::source_path("") + " run BUILD=" + build);
   ASSERT_EQ(r.code, 0) << r.out;
-  EXPECT_NE(r.out.find("cmake --build " + build + " -j 2 --target kernbench"), std::string::npos) << r.out;
-  EXPECT_EQ(r.out.find("cmake --build " + build + " -j 2\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("scripts/build.sh " + build + " 2 kernbench"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("scripts/build.sh " + build + " 2\n"), std::string::npos) << r.out;
+}
+
+// The build's own lines go to BUILD/build.log: a build prints one line; V=1 prints what
+// make prints; a failure prints the failing command and the compiler's error. On a
+// project of one file, so that it takes seconds.
+TEST(Cli, TheBuildIsQuietButForAFailure) {
+  const std::string dir = temp_dir("quiet_build");
+  {
+    std::ofstream(dir + "/CMakeLists.txt") << "cmake_minimum_required(VERSION 3.25)\nproject(q CXX)\nadd_executable(q q.cpp)\n";
+    std::ofstream(dir + "/q.cpp") << "int main() { return 0; }\n";
+  }
+  ASSERT_EQ(test::run_shell("cmake -S " + dir + " -B " + dir + "/b > /dev/null").code, 0);
+  const std::string script = test::source_path("scripts/build.sh") + " " + dir + "/b 2";
+  const Result quiet = test::run_shell(script);
+  ASSERT_EQ(quiet.code, 0) << quiet.out;
+  EXPECT_EQ(std::count(quiet.out.begin(), quiet.out.end(), '\n'), 1) << quiet.out;
+  EXPECT_NE(quiet.out.find("build: all"), std::string::npos) << quiet.out;
+  for (const char* chatter : {"Entering directory", "Leaving directory", "Building CXX"})
+    EXPECT_EQ(quiet.out.find(chatter), std::string::npos) << quiet.out;
+  std::ofstream(dir + "/q.cpp") << "int main() { return undeclared_name; }\n";
+  const Result loud = test::run_shell("V=1 " + script);
+  EXPECT_NE(loud.code, 0);
+  EXPECT_NE(loud.out.find("Building CXX"), std::string::npos) << loud.out;
+  const Result failed = test::run_shell(script);
+  EXPECT_EQ(failed.code, 1);
+  EXPECT_NE(failed.out.find("FAILED"), std::string::npos) << failed.out;
+  EXPECT_NE(failed.out.find("q.cpp.o -c"), std::string::npos) << "the command\n" << failed.out;
+  EXPECT_NE(failed.out.find("undeclared_name"), std::string::npos) << "its output\n" << failed.out;
+  EXPECT_EQ(failed.out.find("Entering directory"), std::string::npos) << failed.out;
 }
 
 }  // namespace kb

@@ -69,25 +69,32 @@ std::uint32_t split_rows(const DecodeConfig& c, std::uint32_t rows, const Topolo
   return (passes - 1) * array / c.t_q * c.t_q;
 }
 
-double merge_cycles(double rows, std::uint32_t d, const Topology& topo) {
-  // tl.merge_state's MATH steps: max, two exp_diffs and the copy of m per row; O and l
-  // scaled twice and added.
+double merge_cycles(double rows, std::uint32_t d, const Topology& topo, Variant variant) {
+  // Per row of m: max, two exp_diffs and the copy; over [O | l]: merge_into scales one
+  // side and adds it to the other scaled (mul, fma), merge_state scales both and adds.
+  // merge_into's ops go out one by one: the one after maximum waits for its issue.
   const auto& math = topo.pe.math;
   auto cost = [&](const char* op) { return static_cast<double>(math.cycles.at(op)); };
-  return std::ceil(rows / math.lanes) * (cost("max") + 2 * cost("exp") + cost("copy")) +
-         std::ceil(rows * (d + 1) / math.lanes) * (2 * cost("mul") + cost("add"));
+  const double column = std::ceil(rows / math.lanes), ol = std::ceil(rows * (d + 1) / math.lanes);
+  const double steps = column * (cost("max") + 2 * cost("exp") + cost("copy"));
+  if (variant == Variant::Fused) return steps + ol * (2 * cost("mul") + cost("add"));
+  const double gap = std::max(0.0, static_cast<double>(topo.pe.cpu.issue_cycles.at("math")) - column * cost("max"));
+  return steps + ol * (cost("mul") + cost("fma")) + gap;
 }
 
 std::uint32_t segment_rows(const DecodeConfig& c, const Topology& topo) {
   // The fewest rows whose transfer over a PE's fabric port (the narrowest link a state
-  // crosses) takes at least as long as their merge and the CPU's issue of the send and
-  // the merge: smaller segments would leave the port idle while the MATH engine or the
-  // CPU catches up.
+  // crosses) takes at least as long as their merge and the CPU's issue of the send, the
+  // receive and the merge (smaller segments would leave the port idle while the MATH
+  // engine or the CPU catches up): merge_state is one sequence and its three scratch
+  // columns; merge_into four column views and six MATH ops.
   const auto& cpu = topo.pe.cpu.issue_cycles;
-  const double issue = static_cast<double>(cpu.at("send") + cpu.at("recv") + cpu.at("composite") + 3 * cpu.at("alloc"));
+  const double merge_issue = c.variant == Variant::Fused ? cpu.at("sequence") + 3 * cpu.at("alloc")
+                                                         : 4 * cpu.at("view") + 6 * cpu.at("math");
+  const double issue = static_cast<double>(cpu.at("send") + cpu.at("recv")) + merge_issue;
   const double row = (c.d + 2.0) * 4 / static_cast<double>(topo.cube.fabric.bytes_per_cycle);
   std::uint32_t rows = 1;
-  while (rows * row < std::max(merge_cycles(rows, c.d, topo), issue)) ++rows;
+  while (rows * row < std::max(merge_cycles(rows, c.d, topo, c.variant), issue)) ++rows;
   return rows;
 }
 

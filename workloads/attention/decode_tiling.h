@@ -52,8 +52,9 @@ std::uint64_t kv_rows_per_rank(const DecodeConfig& c);
 // Rows of the first of two split blocks for all `rows` query rows at once (0: no split;
 // DecodeParams::split_rows): the pipelined sweep, GEMM-bound, of two or more row passes.
 std::uint32_t split_rows(const DecodeConfig& c, std::uint32_t rows, const Topology& topo);
-// The MATH cycles of tl.merge_state on `rows` state rows of head dim d.
-double merge_cycles(double rows, std::uint32_t d, const Topology& topo);
+// The MATH engine's cycles for a merge of `rows` state rows of head dim d, once its
+// message is in: merge_into's ops (merge_state's steps for `fused`).
+double merge_cycles(double rows, std::uint32_t d, const Topology& topo, Variant variant);
 // Rows per reduce message segment (DecodeParams::segment_rows): the fewest whose transfer
 // over a PE's fabric port covers their merge and the CPU's issue of send and merge.
 std::uint32_t segment_rows(const DecodeConfig& c, const Topology& topo);

@@ -182,7 +182,7 @@ DecodeResult run_decode(RuntimeContext& rt, const DecodeConfig& c, const Attenti
   const double last_cols = per_rank - (tiles - 1) * tile_rows;
   const double row_bytes = (c.d + 2.0) * 4;  // a state row, fp32
   const auto& issue = topo.pe.cpu.issue_cycles;
-  auto merge = [&](double rows) { return merge_cycles(rows, c.d, topo); };
+  auto merge = [&](double rows) { return merge_cycles(rows, c.d, topo, c.variant); };
   auto math = [&](const char* op, double elements, double width = 0) {
     return static_cast<double>(topo.math_cycles(op, static_cast<std::uint64_t>(elements), static_cast<std::uint32_t>(width)));
   };
@@ -205,9 +205,9 @@ DecodeResult run_decode(RuntimeContext& rt, const DecodeConfig& c, const Attenti
     // its P.V stand between its Q.K^T and its P.V; O's update follows the P.V.
     const double n = m * last_cols;
     const double softmax = math("mul", n) + math("max", n, last_cols) + math("max", m) + math("exp", n) +
-                           math("exp", m) + math("mul", m) + math("add", n, last_cols) + math("add", m) +
-                           math("copy", m) + math("copy", n) + static_cast<double>(issue.at("composite"));
-    const double o_update = math("add", m * c.d);
+                           math("exp", m) + math("add", n, last_cols) + math("fma", m) + math("copy", m) +
+                           math("copy", n) + static_cast<double>(issue.at("composite"));
+    const double o_update = math("fma", m * c.d);
     const double gemms = tile_gemms + last_gemm;
     const double sweep = std::max(t_dma, q_load + tile_gemms) + last_gemm;
     // GEMM-bound, the softmax runs under the previous tile's P.V; HBM-bound, the GEMM
@@ -244,9 +244,9 @@ DecodeResult run_decode(RuntimeContext& rt, const DecodeConfig& c, const Attenti
     const double l1 = rounds == 0 ? 0.0
                                   : rounds * (noc_lat + ser + merge(r)) +
                                         std::max((k - 1) * (2 * noc_lat + ser), (per_link * k - 1) * ser);
-    // The store: the last segment's divide by l (and cast), its issue, and its write.
-    const double store = math("div", r * c.d) + (c.dtype == DType::fp32 ? 0 : math("copy", r * c.d)) +
-                         static_cast<double>(issue.at("store")) + hbm_lat + r * c.d * esz / hbm_bw;
+    // The store: the last segment's divide by l (into the storage dtype), its issue, and
+    // its write.
+    const double store = math("div", r * c.d) + static_cast<double>(issue.at("store")) + hbm_lat + r * c.d * esz / hbm_bw;
     return BlockModel{sweep, std::max(0.0, softmax - prev_pv) + o_update, gemms, l2 + l1 + store};
   };
   res.model_cycles = 0;

@@ -27,7 +27,7 @@ PrefillModel prefill_model(const PrefillShape& shape, bool causal, const Topolog
   const double noc_bw = static_cast<double>(topo.sip.noc.bytes_per_cycle);
   const double hbm_lat = static_cast<double>(topo.cube.hbm.latency_cycles);
   const double fabric_lat = static_cast<double>(topo.cube.fabric.latency_cycles);
-  // A flash tile of m query rows and n keys: Q.K^T and P.V in passes of the GEMM array,
+  // A pair of m query rows and n keys: Q.K^T and P.V in passes of the GEMM array,
   // each GEMM filling and draining it once.
   auto flash = [&](double m, double n) {
     return std::ceil(m / gr) * (std::ceil(n / gc) * d + std::ceil(d / gc) * n) + 2 * (gr + gc);

@@ -11,7 +11,7 @@
 namespace kb::gqa {
 
 struct PrefillModel {
-  double gemm = 0;    // the busiest PE's flash tiles on the GEMM engine
+  double gemm = 0;    // the busiest PE's pairs on the GEMM engine
   double fabric = 0;  // its fabric port: the bytes it sends and receives
   double hbm = 0;     // its HBM channel: KV, Q, state and O
   double noc = 0;     // the busiest ring link

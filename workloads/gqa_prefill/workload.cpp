@@ -154,13 +154,13 @@ class GqaPrefill : public Workload {
         share = r.number("model.noc");
       }
       std::snprintf(why, sizeof why,
-                    " - over 10%%: the %s's transfers (%.0f%% of the GEMM time) are not all hidden: a flash tile "
-                    "waits for the chunk or state that arrives last",
+                    " - over 10%%: the %s's transfers (%.0f%% of the GEMM time) are not all hidden: a pair's "
+                    "Q.K^T waits for the chunk or state that arrives last",
                     name, 100 * share / r.number("model.gemm"));
     } else {
       std::snprintf(why, sizeof why,
-                    " - over 10%%: the model overlaps the transfers with the flash tiles fully, but a state or chunk "
-                    "leaves only once the flash tile before it is done");
+                    " - over 10%%: the model overlaps the transfers with the pairs fully, but a state or chunk "
+                    "leaves only once the pair before it is done");
     }
     add("  model           %.0f cycles (closed form: fill + the largest of GEMM %.0f, fabric port %.0f, HBM %.0f, "
         "ring link %.0f + drain %.0f; %s-bound); simulated %+.1f%%%s\n",
