@@ -205,8 +205,9 @@ void gqa_prefill(tl::Ctx& tl, std::shared_ptr<const PrefillParams> params) {
     if (unstored != kNone) store_state(unstored);
     unstored = kNone;
   };
-  // Once pair i is issued: the run before it has ended if i starts a run, and pair i + 1's
-  // tile is fetched (after the store of its state, if that is still pending).
+  // At pair i: the run before it has ended if i starts a run, and pair i + 1's tile is
+  // fetched (after the store of its state, if that is still pending). Fused takes this
+  // step once pair i is issued, pipelined before (pair i + 1's Q.K^T goes out with i).
   auto after_pair = [&](std::size_t i) {
     if (i > 0 && !same_tile_as_previous(i)) {  // the run of i - 1 has ended
       store_pending();
