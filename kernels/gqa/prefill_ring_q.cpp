@@ -131,8 +131,8 @@ void prefill_ring_q(tl::Ctx& tl, const PrefillParams& p, const PrefillGroup& g, 
       // Pipelined, pair + 1's Q.K^T goes with it when its visit is posted already (a later
       // one's slot may still hold a tile whose O is not stored).
       if (runner.pipelined() && pair + 1 < pairs.size() && pairs[pair + 1].visit <= v + kLookahead) {
-        const FlashPair next = flash_pair(pair + 1);
-        runner.run(pair, flash_pair(pair), &next);
+        const FlashPair following = flash_pair(pair + 1);
+        runner.run(pair, flash_pair(pair), &following);
       } else {
         runner.run(pair, flash_pair(pair), nullptr);
       }
