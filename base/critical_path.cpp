@@ -15,6 +15,7 @@ const char* cause_name(Cause c) {
     case Cause::Dma: return "dma";
     case Cause::Cpu: return "cpu";
     case Cause::Sync: return "sync";
+    case Cause::Link: return "link";
   }
   return "?";
 }

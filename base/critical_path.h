@@ -27,8 +27,9 @@ enum class Cause : std::uint8_t {
   Dma,     // the DMA engine itself (its ports), beyond the bursts' paths
   Cpu,     // the PE's CPU: issue costs
   Sync,    // waiting for a message whose path is not known (sent from outside the model)
+  Link,    // links between SIPs: queueing, serialisation, latency
 };
-inline constexpr std::size_t kCauses = 8;
+inline constexpr std::size_t kCauses = 9;
 const char* cause_name(Cause c);
 
 // No op-log record.

@@ -1,11 +1,14 @@
 #include "base/topology.h"
 
+#include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <set>
 #include <sstream>
 
 #include <yaml-cpp/yaml.h>
 
+#include "base/sip_graph.h"
 #include "base/units.h"
 
 namespace kb {
@@ -79,6 +82,68 @@ class MapReader {
     const YAML::Node n = take(key);
     return MapReader(ctx_, n ? n : YAML::Node(YAML::NodeType::Map), join(key), !n);
   }
+  // An optional key's value, or an undefined node (asked either way: a valid key here).
+  YAML::Node optional(const std::string& key) {
+    if (asked_.insert(key).second) asked_order_.push_back(key);
+    if (!valid_ || missing_) return YAML::Node(YAML::NodeType::Undefined);
+    const YAML::Node n = node_[key];
+    return n ? n : YAML::Node(YAML::NodeType::Undefined);
+  }
+  // A list of whole numbers, each from lo to hi.
+  std::vector<std::uint64_t> counts(const std::string& key, std::uint64_t lo, std::uint64_t hi, const std::string& what) {
+    std::vector<std::uint64_t> out;
+    const YAML::Node n = take(key);
+    if (!n) return out;
+    if (!n.IsSequence() || n.size() == 0) {
+      error(n, join(key), "expected a list of " + what + ", got " + describe(n));
+      return out;
+    }
+    for (const YAML::Node& item : n) {
+      const auto v = item.IsScalar() ? units::parse_count(item.Scalar()) : std::nullopt;
+      if (!v || *v < lo || *v > hi) {
+        error(item, join(key), "value " + describe(item) + " is not allowed; allowed: " + what + " from " +
+                                   std::to_string(lo) + " to " + std::to_string(hi));
+        continue;
+      }
+      out.push_back(*v);
+    }
+    return out;
+  }
+  // A list of pairs [a, b] of different whole numbers, each from lo to hi.
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> pairs(const std::string& key, std::uint64_t lo, std::uint64_t hi,
+                                                             const std::string& what) {
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> out;
+    const YAML::Node n = take(key);
+    if (!n) return out;
+    if (!n.IsSequence() || n.size() == 0) {
+      error(n, join(key), "expected a list of pairs [a, b] of " + what + ", got " + describe(n));
+      return out;
+    }
+    for (const YAML::Node& item : n) {
+      std::optional<std::uint64_t> a, b;
+      if (item.IsSequence() && item.size() == 2 && item[0].IsScalar() && item[1].IsScalar()) {
+        a = units::parse_count(item[0].Scalar());
+        b = units::parse_count(item[1].Scalar());
+      }
+      if (!a || !b || *a < lo || *a > hi || *b < lo || *b > hi || *a == *b) {
+        error(item, join(key), "value " + describe(item) + " is not allowed; allowed: a pair [a, b] of two different " +
+                                   what + " from " + std::to_string(lo) + " to " + std::to_string(hi));
+        continue;
+      }
+      out.emplace_back(static_cast<std::uint32_t>(*a), static_cast<std::uint32_t>(*b));
+    }
+    return out;
+  }
+  // A required scalar, for a caller that converts it itself (report() names it).
+  YAML::Node scalar(const std::string& key) {
+    const YAML::Node n = take(key);
+    if (n && !n.IsScalar()) {
+      error(n, join(key), "expected a value, got " + describe(n));
+      return YAML::Node(YAML::NodeType::Undefined);
+    }
+    return n;
+  }
+  void report(const YAML::Node& n, const std::string& key, const std::string& what) { error(n, join(key), what); }
 
   // Reports keys present in the file that the schema did not ask for.
   void finish() {
@@ -174,7 +239,10 @@ void apply_set(ParseContext& ctx, YAML::Node& root, const std::string& set) {
   YAML::Node node = root;
   std::string walked;
   for (std::size_t i = 0; i < parts.size(); ++i) {
-    if (!node.IsMap() || parts[i].empty() || !node[parts[i]]) {
+    // Optional keys absent from the file may be added; others must be there to replace.
+    static const std::set<std::string> kOptional = {"system.links", "system.links.pairs"};
+    const bool adds = i + 1 == parts.size() && node.IsMap() && kOptional.count(path) > 0;
+    if (!node.IsMap() || parts[i].empty() || (!node[parts[i]] && !adds)) {
       std::string valid;
       if (node.IsMap())
         for (const auto& kv : node) valid += (valid.empty() ? "" : ", ") + kv.first.Scalar();
@@ -200,6 +268,100 @@ void apply_set(ParseContext& ctx, YAML::Node& root, const std::string& set) {
   }
 }
 
+// system.links (docs/topology.md, Links). Its bandwidth and latency take the clock's units
+// or the PE clock's cycles; `clock_hz` is 0 when the clock itself is bad (then they are
+// left unconverted: that error is reported where the clock is).
+void read_links(MapReader links, Topology& t, double clock_hz) {
+  using Kind = Topology::SystemSpec::Links::Kind;
+  auto& l = t.system.links;
+  const YAML::Node kind = links.scalar("topology");
+  const std::pair<const char*, Kind> kinds[] = {
+      {"fully_connected", Kind::FullyConnected}, {"ring", Kind::Ring}, {"switch", Kind::Switch}, {"pairs", Kind::Pairs}};
+  for (const auto& [name, k] : kinds)
+    if (kind && kind.Scalar() == name) l.kind = k;
+  if (kind && l.kind == Kind::None)
+    links.report(kind, "topology", "value " + describe(kind) + " is not allowed; allowed: fully_connected, ring, switch, pairs");
+  const YAML::Node bw = links.scalar("bandwidth"), lat = links.scalar("latency");
+  if (bw && clock_hz > 0) {
+    const auto per_cycle = units::parse_bytes_per_cycle(bw.Scalar());
+    const auto per_second = units::parse_bytes_per_second(bw.Scalar());
+    const double v = per_cycle ? static_cast<double>(*per_cycle) : per_second ? *per_second / clock_hz : 0;
+    l.link.bytes_per_cycle = static_cast<std::uint64_t>(std::llround(v));
+    if (l.link.bytes_per_cycle < 1 || l.link.bytes_per_cycle > (1ull << 20))
+      links.report(bw, "bandwidth", "value " + describe(bw) + " is not allowed; allowed: each way, from 1 B to 1 MiB per "
+                                    "cycle of pe.clock (e.g. 150GB/s or 150B/cycle)");
+  }
+  if (lat && clock_hz > 0) {
+    const auto cycles = units::parse_cycles(lat.Scalar());
+    const auto ps = units::parse_picoseconds(lat.Scalar());
+    const double v = cycles ? static_cast<double>(*cycles) : ps ? static_cast<double>(*ps) * clock_hz / 1e12 : 0;
+    l.link.latency_cycles = static_cast<std::uint64_t>(std::llround(v));
+    if (l.link.latency_cycles < 1 || l.link.latency_cycles > 100000000)
+      links.report(lat, "latency", "value " + describe(lat) + " is not allowed; allowed: from 1 to 100000000 cycles of "
+                                   "pe.clock (e.g. 500ns or 500cycles)");
+  }
+  if (const YAML::Node p = links.optional("ports"); p && p.IsScalar() && p.Scalar() == "quarters") {
+    links.scalar("ports");
+    l.ports_by_quarters = true;
+  } else {
+    for (const std::uint64_t c : links.counts("ports", 0, 4095, "cube ids (or the word quarters)"))
+      l.ports.push_back(static_cast<std::uint32_t>(c));
+  }
+  if (l.kind == Kind::Pairs) l.pairs = links.pairs("pairs", 0, 63, "SIP ids");
+  else if (const YAML::Node p = links.optional("pairs"))
+    links.report(p, "pairs", "a list of pairs is only for topology: pairs; this one is " + describe(kind));
+  links.finish();
+}
+
+// What the links' values alone cannot say: the ports on cubes that exist, the pairs on
+// SIPs that exist, every SIP reachable from every other.
+void check_links(ParseContext& ctx, Topology& t, const YAML::Node& root) {
+  auto& l = t.system.links;
+  if (l.kind == Topology::SystemSpec::Links::Kind::None) return;
+  if (l.ports_by_quarters) {
+    // The cube of each quarter of the mesh nearest the mesh's centre; halves of an odd
+    // side split it one to the first half's side, and a side of one cube has one half.
+    const std::uint32_t w = t.sip.mesh_x, h = t.sip.mesh_y, hx = (w + 1) / 2, hy = (h + 1) / 2;
+    for (const std::uint32_t y : {hy - 1, hy})
+      for (const std::uint32_t x : {hx - 1, hx})
+        if (x < w && y < h) l.ports.push_back(y * w + x);
+  }
+  const YAML::Node node = root["system"]["links"];
+  auto where = [&](const char* key, std::size_t i) {
+    const auto set = ctx.set_origin.find(std::string("system.links.") + key);
+    if (set != ctx.set_origin.end()) return TopologyError::kOverride + set->second;
+    const YAML::Node n = node[key] && node[key].IsSequence() && i < node[key].size() ? node[key][i] : node;
+    return ctx.file + ":" + std::to_string(n.Mark().line + 1) + ":" + std::to_string(n.Mark().column + 1);
+  };
+  for (std::size_t i = 0; i < l.ports.size(); ++i)
+    if (l.ports[i] >= t.cubes_per_sip())
+      ctx.errors.push_back(where("ports", i) + ": system.links.ports: cube " + std::to_string(l.ports[i]) +
+                           " does not exist; a SIP of this topology has cubes 0 to " + std::to_string(t.cubes_per_sip() - 1));
+  for (std::size_t i = 0; i < l.ports.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      if (l.ports[j] == l.ports[i])
+        ctx.errors.push_back(where("ports", i) + ": system.links.ports: cube " + std::to_string(l.ports[i]) +
+                             " is listed twice; a cube holds at most one port");
+  for (std::size_t i = 0; i < l.pairs.size(); ++i) {
+    for (const std::uint32_t s : {l.pairs[i].first, l.pairs[i].second})
+      if (s >= t.system.sips)
+        ctx.errors.push_back(where("pairs", i) + ": system.links.pairs: a link to SIP " + std::to_string(s) +
+                             ", which the system lacks; it has SIPs 0 to " + std::to_string(t.system.sips - 1));
+    for (std::size_t j = 0; j < i; ++j)
+      if (std::minmax(l.pairs[j].first, l.pairs[j].second) == std::minmax(l.pairs[i].first, l.pairs[i].second))
+        ctx.errors.push_back(where("pairs", i) + ": system.links.pairs: SIPs " + std::to_string(l.pairs[i].first) +
+                             " and " + std::to_string(l.pairs[i].second) + " are joined twice; one link per pair");
+  }
+  if (!ctx.errors.empty()) return;
+  const std::vector<std::uint32_t> cut_off = SipGraph(t).unreachable();
+  if (!cut_off.empty()) {
+    std::string list;
+    for (const std::uint32_t s : cut_off) list += (list.empty() ? "" : ", ") + std::to_string(s);
+    ctx.errors.push_back(where("pairs", ~std::size_t{0}) + ": system.links: SIP " + list +
+                         (cut_off.size() > 1 ? " are" : " is") + " not reachable from SIP 0 over the links");
+  }
+}
+
 Topology build(ParseContext& ctx, const YAML::Node& root) {
   Topology t;
   MapReader top(ctx, root, "");
@@ -207,6 +369,12 @@ Topology build(ParseContext& ctx, const YAML::Node& root) {
   {
     MapReader sys = top.map("system");
     t.system.sips = static_cast<std::uint32_t>(sys.count("sips", 1, 64));
+    if (sys.optional("links")) {
+      // Read before pe.clock's own check; a bad clock is reported there.
+      const YAML::Node clock = root["pe"] && root["pe"].IsMap() ? root["pe"]["clock"] : YAML::Node();
+      const auto hz = clock && clock.IsScalar() ? units::parse_hertz(clock.Scalar()) : std::nullopt;
+      read_links(sys.map("links"), t, hz && *hz >= 1e6 && *hz <= 1e11 ? *hz : 0);
+    }
     sys.finish();
   }
   {
@@ -253,6 +421,7 @@ Topology build(ParseContext& ctx, const YAML::Node& root) {
   }
   top.finish();
 
+  if (ctx.errors.empty()) check_links(ctx, t, root);
   if (ctx.errors.empty()) {
     if (t.pe.dma.burst_bytes > t.pe.tcm_bytes)
       ctx.errors.push_back(ctx.file + ": pe.dma.burst (" + units::format_bytes(t.pe.dma.burst_bytes) +
@@ -286,6 +455,17 @@ Topology parse_root(ParseContext& ctx, const std::string& yaml_text, const std::
 }
 
 }  // namespace
+
+const char* Topology::link_kind_name(SystemSpec::Links::Kind kind) {
+  switch (kind) {
+    case SystemSpec::Links::Kind::None: return "none";
+    case SystemSpec::Links::Kind::FullyConnected: return "fully_connected";
+    case SystemSpec::Links::Kind::Ring: return "ring";
+    case SystemSpec::Links::Kind::Switch: return "switch";
+    case SystemSpec::Links::Kind::Pairs: return "pairs";
+  }
+  return "none";
+}
 
 const std::vector<std::string>& Topology::math_ops() {
   static const std::vector<std::string> ops = {"add", "sub", "mul", "div", "max",

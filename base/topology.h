@@ -33,6 +33,15 @@ struct Topology {
 
   struct SystemSpec {
     std::uint32_t sips = 0;
+    // Links between SIPs (docs/topology.md, Links); none when the section is absent.
+    struct Links {
+      enum class Kind : std::uint8_t { None, FullyConnected, Ring, Switch, Pairs };
+      Kind kind = Kind::None;
+      LinkParams link;                   // each way: bytes per cycle and latency, in cycles
+      std::vector<std::uint32_t> ports;  // cubes where a SIP's link interface attaches to its mesh
+      bool ports_by_quarters = false;    // `ports: quarters`: the cube of each mesh quarter nearest its centre
+      std::vector<std::pair<std::uint32_t, std::uint32_t>> pairs;  // Kind::Pairs: the SIPs each joins
+    } links;
   } system;
 
   struct SipSpec {
@@ -78,6 +87,8 @@ struct Topology {
   std::uint64_t math_cycles(std::string_view op, std::uint64_t elements, std::uint32_t reduce_width = 0) const;
   // The same for an op whose cost per lane-op (pe.math.cycles) is already looked up.
   std::uint64_t math_cycles_at(std::uint64_t op_cycles, std::uint64_t elements, std::uint32_t reduce_width = 0) const;
+
+  static const char* link_kind_name(SystemSpec::Links::Kind kind);
 
   // The op names the math and cpu tables must list (exactly these).
   static const std::vector<std::string>& math_ops();

@@ -1,6 +1,8 @@
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 
+#include "base/sip_graph.h"
 #include "base/topology.h"
 #include "base/units.h"
 
@@ -25,6 +27,12 @@ std::string format_topology(const Topology& t) {
   char line[256];
   o << "topology " << t.name << "  (" << t.source << ")\n";
   o << "  system   " << t.system.sips << " SIP(s)\n";
+  if (const auto& l = t.system.links; l.kind != Topology::SystemSpec::Links::Kind::None) {
+    std::string ports;
+    for (const std::uint32_t p : l.ports) ports += (ports.empty() ? "" : ", ") + std::to_string(p);
+    o << "  links    " << Topology::link_kind_name(l.kind) << ", " << SipGraph(t).links().size() << " link(s), each way "
+      << link_text(l.link, "latency") << "; ports at cubes " << ports << "\n";
+  }
   o << "  sip      " << t.sip.mesh_x << "x" << t.sip.mesh_y << " cube mesh, NOC link "
     << link_text(t.sip.noc, "per hop") << ", job queue " << t.sip.job_queue << " descriptors\n";
   o << "  cube     " << t.cube.pes << " PEs, fabric " << link_text(t.cube.fabric, "latency") << "\n";
@@ -55,6 +63,19 @@ std::string format_topology(const Topology& t) {
   std::snprintf(line, sizeof line, "  HBM capacity      %s per SIP\n",
                 units::format_bytes(t.cube.hbm.capacity * t.pes_per_sip()).c_str());
   o << line;
+  if (const SipGraph g(t); !g.empty()) {
+    // A SIP's links: the most any SIP has (a switch SIP has one).
+    std::size_t most = 0;
+    for (std::uint32_t s = 0; s < t.system.sips; ++s) {
+      std::size_t n = 0;
+      for (const SipLink& k : g.links()) n += (k.a == s || k.b == s) ? 1 : 0;
+      most = std::max(most, n);
+    }
+    std::snprintf(line, sizeof line, "  link bandwidth    %.1f GB/s out of a SIP (%zu link(s) x %.1f GB/s)\n",
+                  static_cast<double>(most * t.system.links.link.bytes_per_cycle) * t.pe.clock_hz / 1e9, most,
+                  static_cast<double>(t.system.links.link.bytes_per_cycle) * t.pe.clock_hz / 1e9);
+    o << line;
+  }
   return o.str();
 }
 

@@ -74,6 +74,23 @@ std::optional<std::uint64_t> parse_cycles(const std::string& text) {
   return std::nullopt;
 }
 
+std::optional<std::uint64_t> parse_bytes_per_second(const std::string& text) {
+  const std::string s = trim(text);
+  const auto slash = s.find('/');
+  if (slash == std::string::npos || trim(s.substr(slash + 1)) != "s") return std::nullopt;
+  return parse_bytes(s.substr(0, slash));
+}
+
+std::optional<std::uint64_t> parse_picoseconds(const std::string& text) {
+  const auto parts = split_whole(text);
+  if (!parts) return std::nullopt;
+  static const std::pair<const char*, std::uint64_t> table[] = {
+      {"ps", 1}, {"ns", 1000}, {"us", 1000000}, {"ms", 1000000000}};
+  for (const auto& [name, mult] : table)
+    if (parts->second == name) return multiply(parts->first, mult);
+  return std::nullopt;
+}
+
 std::optional<double> parse_hertz(const std::string& text) {
   const std::string s = trim(text);
   std::size_t i = 0;

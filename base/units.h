@@ -12,6 +12,10 @@ std::optional<std::uint64_t> parse_bytes(const std::string& text);
 std::optional<std::uint64_t> parse_bytes_per_cycle(const std::string& text);
 // "120cycles", "1 cycle", "120" -> cycles.
 std::optional<std::uint64_t> parse_cycles(const std::string& text);
+// "150GB/s", "64GiB/s", "1TB/s" -> bytes per second.
+std::optional<std::uint64_t> parse_bytes_per_second(const std::string& text);
+// "500ns", "2us", "750ps", "1ms" -> picoseconds.
+std::optional<std::uint64_t> parse_picoseconds(const std::string& text);
 // "1GHz", "500MHz", "1.5GHz" -> hertz.
 std::optional<double> parse_hertz(const std::string& text);
 // A plain non-negative whole number.

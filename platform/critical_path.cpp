@@ -35,7 +35,11 @@ void critical_spans(std::map<std::uint64_t, CriticalSpans>& spans, const PathAcc
     }
     until = step.at;
   }
-  for (const std::uint64_t op : entered) std::sort(spans[op].begin(), spans[op].end());
+  // Chains of coupled SIPs share their common past: a span two of them went through counts once.
+  for (const std::uint64_t op : entered) {
+    std::sort(spans[op].begin(), spans[op].end());
+    spans[op].erase(std::unique(spans[op].begin(), spans[op].end()), spans[op].end());
+  }
 }
 
 CriticalPath path_cycles(const std::optional<PathEnd>& path, const Topology& topo) {

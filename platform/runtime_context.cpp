@@ -1,5 +1,6 @@
 #include "platform/runtime_context.h"
 #include "models/common/clock.h"
+#include "models/common/path_extension.h"
 
 #include <utility>
 #include <algorithm>
@@ -146,6 +147,7 @@ void RuntimeContext::run() {
   auto pending = std::move(pending_);
   pending_.clear();
   const std::vector<std::uint32_t> group_of_cube = std::exchange(group_of_cube_, {});  // this run's only
+  const bool coupled = std::exchange(coupled_, false);
   // Initialise the simulation (every process runs once) before the first unit starts,
   // so the first unit starts like every later one: its PEs woken by their programs.
   if (sc_core::sc_get_status() != sc_core::SC_PAUSED) sc_core::sc_start(sc_core::SC_ZERO_TIME);
@@ -154,6 +156,14 @@ void RuntimeContext::run() {
     std::vector<std::pair<PeCpu*, PeCpu::Program>> programs;
   };
   std::vector<Unit> units;
+  if (coupled && !pending.empty()) {
+    units.push_back({"devices", {}});
+    for (auto& [device, programs] : pending) {
+      units.back().name += (units.back().programs.empty() ? " " : ",") + std::to_string(device.value);
+      for (auto& launched : programs) units.back().programs.push_back(std::move(launched));
+    }
+    pending.clear();
+  }
   for (auto& [device, programs] : pending) {
     std::map<std::uint32_t, std::vector<std::pair<PeCpu*, PeCpu::Program>>> groups;
     for (auto& launched : programs) {
@@ -170,9 +180,13 @@ void RuntimeContext::run() {
     system_.set_time_origin(origin_);
     for (auto& [cpu, program] : programs) cpu->load(std::move(program));
     simulate_unit(name, programs, first_record);
+    // The unit's latency: its last program's end (a link port may still be taking a
+    // delivered message's response back then; nothing waits for that).
+    std::uint64_t end = ticks(origin_);
+    for (const auto& [cpu, program] : programs) end = std::max(end, cpu->path().at);
     last_run_cycles_ = std::max(
         last_run_cycles_,
-        static_cast<std::uint64_t>((sc_core::sc_time_stamp() - origin_) / cycle_time(system_.topology()) + 0.5));
+        static_cast<std::uint64_t>((sc_core::sc_time::from_value(end) - origin_) / cycle_time(system_.topology()) + 0.5));
     std::string stuck;
     std::size_t count = 0;
     for (const auto& [cpu, program] : programs) {
@@ -189,12 +203,15 @@ void RuntimeContext::run() {
                                                                    cycle_time(system_.topology()) +
                                                                0.5)) +
                      " while " + std::to_string(count) + " PE(s) still wait:" + stuck + (count > 16 ? "\n  ..." : ""));
-    std::vector<PeCpu*> cpus;
-    for (const auto& [cpu, program] : programs) cpus.push_back(cpu);
-    const PathEnd path = device_path(cpus);
-    if (options_.op_log != RunOptions::OpLogKept::Nothing)
-      kb::critical_spans(spans_, path.account, origin_, cycle_time(system_.topology()));
-    keep_slowest(slowest_, path);
+    // Each SIP's own critical path (a unit holds one SIP, or coupled SIPs).
+    std::map<SipId, std::vector<PeCpu*>> cpus;
+    for (const auto& [cpu, program] : programs) cpus[cpu->coord().sip].push_back(cpu);
+    for (const auto& [sip, its] : cpus) {
+      const PathEnd path = device_path(its);
+      if (options_.op_log != RunOptions::OpLogKept::Nothing)
+        kb::critical_spans(spans_, path.account, origin_, cycle_time(system_.topology()));
+      keep_slowest(slowest_, path);
+    }
   }
   if (log_.keeps()) {
     for (const auto& [id, spans] : std::exchange(spans_, {}))

@@ -91,13 +91,19 @@ class RuntimeContext {
   // CUBE groups of every SIP that share nothing (no message and no link between them):
   // group_of_cube[c] is cube c's group. The next run() simulates them apart, as it does SIPs.
   void separate_groups(std::vector<std::uint32_t> group_of_cube) { group_of_cube_ = std::move(group_of_cube); }
+  // The devices of the next run exchange messages over the links (docs/topology.md):
+  // run() simulates them together, as one unit.
+  void couple_devices() { coupled_ = true; }
   // Simulates until every launched kernel has finished: device by device (and group by
   // group within a device, given separate_groups), each from an empty event queue (its
   // op-log times count from its own start), so what a unit does never depends on which
   // other units this process simulates; the run's latency is the slowest unit's. Units
   // share nothing, so this is the same machine, and a run split over processes by SIP or
   // group gives the same result (simultaneous events keep their order only within a unit).
-  // Throws tl::KernelError for a kernel's error and RunError for a deadlock.
+  // Coupled devices (couple_devices) are one unit, each SIP in its own dispatch domain,
+  // so a SIP's events keep their order whatever its peers do; each SIP's own critical
+  // path is marked in the op log. Throws tl::KernelError for a kernel's error and
+  // RunError for a deadlock.
   void run();
   // For a platform that runs the simulation itself (vp::Accelerator): starts every
   // launched kernel now, inside the running simulation, and returns the CPUs started
@@ -133,6 +139,7 @@ class RuntimeContext {
   std::map<PeCoord, std::unique_ptr<tl::Ctx>> contexts_;
   std::map<SipId, std::vector<std::pair<PeCpu*, PeCpu::Program>>> pending_;  // launched, not yet run
   std::vector<std::uint32_t> group_of_cube_;  // empty: a SIP simulates as one unit
+  bool coupled_ = false;                      // the next run's devices are one unit
   sc_core::sc_time origin_ = sc_core::SC_ZERO_TIME;  // the start of the unit being simulated
   std::uint64_t last_run_cycles_ = 0;
   std::optional<PathEnd> slowest_;

@@ -188,7 +188,9 @@ void Ctx::completed(const Command& cmd) {
     r.start = cycles(cmd.started);
     r.end = cycles(cmd.finished);
   });
-  if (cmd.receive) log_.close(cmd.receive->op_id, [&](OpRecord& r) { r.end = cycles(cmd.receive->arrival); });
+  if (!cmd.receive) return;
+  log_.close(cmd.receive->op_id, [&](OpRecord& r) { r.end = cycles(cmd.receive->arrival); });
+  log_crossings(cmd.receive->crossings, cmd.receive->src, cmd.receive->tag, cmd.receive->bytes);
 }
 
 void Ctx::finish() {

@@ -137,7 +137,8 @@ class Ctx {
   Tensor full(const Shape& shape, float value, Arena arena = Arena::Scratch);
   void fill(const Tensor& out, float value);
 
-  // Messages to another PE of this SIP: IPCQ inside the cube, NOC across cubes.
+  // Messages to another PE: IPCQ inside the cube, NOC across cubes, and, on a topology
+  // with links (docs/topology.md), the links to a PE of another SIP.
   void send(const PeCoord& dst, const Tensor& x, std::uint32_t tag);
   Tensor recv(const PeCoord& src, const Shape& shape, DType dtype, std::uint32_t tag);
   // Posts a receive into `into` (or a new scratch buffer); the first use waits for it.
@@ -213,6 +214,12 @@ class Ctx {
   void take_messages(const Tensor& t);                 // of the receives into t's bytes
   void take_message(Buffer& b, std::uint64_t op);      // the receive `op` and the earlier ones of its queue
   void take_one(Buffer& b, std::uint64_t op);
+  // A message's link crossings as op-log records of engine "link" on this PE (the receiver).
+  void log_crossings(const std::vector<LinkCrossing>& crossings, const PeCoord& from, std::uint32_t tag,
+                     std::uint64_t bytes);
+  // Where a PE is, checked for a send or receive: of this SIP, or of another joined by links.
+  void check_peer(std::string_view op, const PeCoord& peer, const char* role) const;
+  std::uint32_t message_hops(const PeCoord& peer) const;  // mesh hops at both ends
   // Where a causal mask's rows and columns are: row r is query position q_pos0 + r %
   // q_period, column c key position k_pos0 + c.
   struct Positions {
@@ -242,11 +249,10 @@ class Ctx {
   std::uint64_t persistent_top_ = 0;   // grows up from 0
   std::uint64_t scratch_bottom_;       // grows down from the TCM's end
   std::vector<std::shared_ptr<Buffer>> scratch_;  // live scratch buffers, allocation order
-  // Posted receives per (sender cube, sender PE, tag), in posting order, not yet taken:
-  // buffer and op.
-  std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>,
-           std::deque<std::pair<std::shared_ptr<Buffer>, std::uint64_t>>>
-      posted_;
+  // A receive queue: messages from one PE with one tag.
+  using Source = std::pair<PeCoord, std::uint32_t>;
+  // Posted receives per queue, in posting order, not yet taken: buffer and op.
+  std::map<Source, std::deque<std::pair<std::shared_ptr<Buffer>, std::uint64_t>>> posted_;
   // Stores still in flight: a load of the same rows waits for them (the DMA read and
   // write channels are independent, so a load could otherwise overtake a store).
   struct PendingStore {
@@ -255,8 +261,8 @@ class Ctx {
     CommandHandle cmd;
   };
   std::vector<PendingStore> stores_;
-  // The last receive per (sender cube, sender PE, tag) handed to the scheduler.
-  std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>, CommandHandle> scheduler_receives_;
+  // The last receive per queue handed to the scheduler.
+  std::map<Source, CommandHandle> scheduler_receives_;
   TcmUse use_;
   std::string waiting_for_;
   // Issue costs already looked up, by the op name's address (call sites pass literals):

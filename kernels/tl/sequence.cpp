@@ -216,7 +216,7 @@ void Ctx::issue_sequence(Sequence& s) {
     if (o.written) add_writer(o.t, cmd);
     else add_reader(o.t, cmd);
   }
-  if (cmd.receive) scheduler_receives_[{cmd.receive->src_cube, cmd.receive->src_pe, cmd.receive->tag}] = CommandHandle(cmd);
+  if (cmd.receive) scheduler_receives_[{cmd.receive->src, cmd.receive->tag}] = CommandHandle(cmd);
 }
 
 }  // namespace kb::tl

@@ -24,20 +24,37 @@ DispatchProcess::DispatchProcess(const char* name) {
   sc_core::sc_spawn(sc_bind(&DispatchProcess::run, this), sc_core::sc_gen_unique_name(name), &opts);
 }
 
-DeltaDispatch& DeltaDispatch::get() {
-  static DeltaDispatch* const dispatch = new DeltaDispatch;
-  return *dispatch;
+namespace {
+// Domains live as long as the program, as SystemC's simulation context does.
+std::vector<DispatchDomain*>& domains() {
+  static std::vector<DispatchDomain*> all;
+  return all;
+}
+DispatchDomain* current_domain = nullptr;
+}  // namespace
+
+DispatchDomain& DispatchDomain::of(std::uint32_t index) {
+  auto& all = domains();
+  while (all.size() <= index) all.push_back(nullptr);
+  if (all[index] == nullptr) all[index] = new DispatchDomain;
+  return *all[index];
 }
 
-TimedDispatch::TimedDispatch()
+DispatchDomain& DispatchDomain::current() { return current_domain ? *current_domain : of(0); }
+
+DispatchDomain::Scope::Scope(DispatchDomain& domain) : previous_(current_domain) { current_domain = &domain; }
+DispatchDomain::Scope::~Scope() { current_domain = previous_; }
+
+DeltaDispatch& DeltaDispatch::get() { return DispatchDomain::current().deltas(); }
+
+TimedDispatch::TimedDispatch(DeltaDispatch& deltas)
     : sc_core::sc_prim_channel(sc_core::sc_gen_unique_name("timed_dispatch")),
       DispatchProcess("timed_dispatch"),
-      deltas_(DeltaDispatch::get()) {}
-
-TimedDispatch& TimedDispatch::get() {
-  static TimedDispatch* const dispatch = new TimedDispatch;
-  return *dispatch;
+      deltas_(deltas) {
+  deltas_.timed_ = this;
 }
+
+TimedDispatch& TimedDispatch::get() { return DispatchDomain::current().timed(); }
 
 void DeltaDispatch::remove(DeltaSink* sink) {
   std::erase(asked_, sink);
@@ -64,7 +81,7 @@ void DeltaDispatch::dispatch(Body&& body) {
 void DeltaDispatch::hand_over() {
   dispatching_ = false;
   if (!asked_.empty()) event_.notify(sc_core::SC_ZERO_TIME);
-  TimedDispatch::get().ask_update_after_dispatch();
+  timed_->ask_update_after_dispatch();
 }
 
 void DeltaDispatch::run() {
@@ -189,9 +206,10 @@ void TimedDispatch::update() {
   update_asked_ = false;
   if (earliest_stale_) earliest_ = earliest_live();
   earliest_stale_ = false;
-  if (earliest_ == scheduled_) return;
-  if (earliest_ > scheduled_) event_.cancel();  // an sc_event's notification moves only earlier
-  scheduled_ = earliest_;
+  const std::uint64_t next = external_ ? std::min(earliest_, external_->next_at()) : earliest_;
+  if (next == scheduled_) return;
+  if (next > scheduled_) event_.cancel();  // an sc_event's notification moves only earlier
+  scheduled_ = next;
   if (scheduled_ != kNever) event_.notify(sc_core::sc_time::from_value(scheduled_) - sim_time());
 }
 
@@ -214,11 +232,12 @@ void TimedDispatch::fire_due() {
   earliest_ = earliest_live();
   earliest_stale_ = false;
   ask_update();
+  if (external_ && external_->next_at() == now) external_->fire(now);
   for (TimedSink* sink : due_) sink->fire_timed();
 }
 
 void ThreadAlarm::sleep(const sc_core::sc_time& delay) {
-  TimedDispatch::get().notify(this, pending_, delay);
+  timed_.notify(this, pending_, delay);
   sc_core::wait(wake_);
 }
 

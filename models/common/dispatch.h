@@ -61,6 +61,21 @@ class TimedSink {
   ~TimedSink() = default;
 };
 
+// Work put into a domain from outside it (what another SIP's link delivers): done at
+// its time, before the domain's own entries of that instant, in an order of its own
+// (never the order in which it was put in), so that a SIP's events do not depend on
+// when another SIP's simulation put them there.
+class ExternalSource {
+ public:
+  virtual std::uint64_t next_at() const = 0;  // sc_time value of the earliest; ~0 when none
+  virtual void fire(std::uint64_t now) = 0;   // does everything due now
+
+ protected:
+  ~ExternalSource() = default;
+};
+
+class TimedDispatch;
+
 // The next delta, when nothing but this dispatcher would run in it (no process runnable,
 // no event or channel update pending; the TimedDispatch's update waits for the dispatch
 // to end), runs at once, inside the same SystemC delta, at the end of either
@@ -70,7 +85,7 @@ class TimedSink {
 // update phase, an event trigger and a process dispatch. delta() counts both kinds.
 class DeltaDispatch final : private DispatchProcess {
  public:
-  static DeltaDispatch& get();
+  static DeltaDispatch& get();  // the current domain's (DispatchDomain)
 
   // `sink` fires in the next delta; a sink asks at most once a delta.
   void add(DeltaSink* sink) {
@@ -86,6 +101,7 @@ class DeltaDispatch final : private DispatchProcess {
 
  private:
   friend class TimedDispatch;
+  friend class DispatchDomain;
   DeltaDispatch() : DispatchProcess("delta_dispatch") {}
   void run() override;
   void fire();
@@ -99,6 +115,7 @@ class DeltaDispatch final : private DispatchProcess {
   std::vector<DeltaSink*> serving_;  // the sinks of this delta, while they fire
   std::uint64_t inner_deltas_ = 0;
   bool dispatching_ = false;
+  TimedDispatch* timed_ = nullptr;  // of the same domain
 };
 
 class TimedDispatch final : private sc_core::sc_prim_channel, private DispatchProcess {
@@ -113,7 +130,7 @@ class TimedDispatch final : private sc_core::sc_prim_channel, private DispatchPr
     std::uint32_t slot_ = kNone;
   };
 
-  static TimedDispatch& get();
+  static TimedDispatch& get();  // the current domain's (DispatchDomain)
   // Asks SystemC for the update phase that sets event_, if one was asked for while a
   // dispatcher ran (an update request pending would stop the deltas run at once).
   void ask_update_after_dispatch();
@@ -124,7 +141,12 @@ class TimedDispatch final : private sc_core::sc_prim_channel, private DispatchPr
   // sc_event::cancel() of a timed notification.
   void cancel(Pending& pending);
 
+  // The domain's one external source; external_moved() when its earliest got earlier.
+  void attach(ExternalSource* source) { external_ = source; }
+  void external_moved() { ask_update(); }
+
  private:
+  friend class DispatchDomain;
   static constexpr std::uint32_t kNone = ~std::uint32_t{0};
   struct Entry {
     std::uint64_t at;    // sc_time value
@@ -136,7 +158,7 @@ class TimedDispatch final : private sc_core::sc_prim_channel, private DispatchPr
     Pending* pending;
   };
 
-  TimedDispatch();
+  explicit TimedDispatch(DeltaDispatch& deltas);
   void run() override;
   void fire_due();  // the entries due now, as SystemC's time step takes them
   void ask_update();
@@ -158,22 +180,55 @@ class TimedDispatch final : private sc_core::sc_prim_channel, private DispatchPr
   bool update_deferred_ = false;  // asked while a dispatcher ran, not yet of SystemC
   std::uint64_t scheduled_ = ~std::uint64_t{0};  // when event_ fires; ~0 when it does not
   DeltaDispatch& deltas_;  // made with this one, before the simulation runs
+  ExternalSource* external_ = nullptr;
+};
+
+// The two dispatchers of one SIP's modules. Each SIP's blocks take the domain current
+// while the SIP is built, so no two SIPs share a queue: the order of a SIP's events of
+// one instant, and with it every result, is the same whether it is simulated alone or
+// with others in the same simulation. Blocks built outside any SIP use domain 0.
+class DispatchDomain {
+ public:
+  static DispatchDomain& of(std::uint32_t index);  // made on first use, while the machine is built
+  static DispatchDomain& current();
+  DeltaDispatch& deltas() { return deltas_; }
+  TimedDispatch& timed() { return timed_; }
+
+  // Makes `domain` current for its life.
+  class Scope {
+   public:
+    explicit Scope(DispatchDomain& domain);
+    ~Scope();
+    Scope(const Scope&) = delete;
+    Scope& operator=(const Scope&) = delete;
+
+   private:
+    DispatchDomain* previous_;
+  };
+
+ private:
+  DispatchDomain() : timed_(deltas_) {}
+  DeltaDispatch deltas_;
+  TimedDispatch timed_;
 };
 
 // A thread's timed wait through the dispatcher: `sleep` returns after `delay`.
+// Made with the dispatcher of the domain it sleeps in (by default the current one, as
+// while the machine is built).
 class ThreadAlarm final : public TimedSink {
  public:
-  ThreadAlarm() { TimedDispatch::get(); }  // made while the machine is built
+  explicit ThreadAlarm(TimedDispatch& timed = TimedDispatch::get()) : timed_(timed) {}
   ThreadAlarm(const ThreadAlarm&) = delete;
   ThreadAlarm& operator=(const ThreadAlarm&) = delete;
   ~ThreadAlarm() { cancel(); }
   void sleep(const sc_core::sc_time& delay);
   void cancel() {  // a sleeper that will not wake (its thread was reset)
-    if (pending_.pending()) TimedDispatch::get().cancel(pending_);
+    if (pending_.pending()) timed_.cancel(pending_);
   }
   void fire_timed() override { wake_.notify(); }
 
  private:
+  TimedDispatch& timed_;
   TimedDispatch::Pending pending_;
   sc_core::sc_event wake_;
 };

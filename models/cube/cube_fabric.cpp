@@ -47,7 +47,7 @@ std::optional<AtRouter::Hop> CubeFabric::route(const tlm::tlm_generic_payload& g
     hop.response_delay = ch_tx_[dst->pe].latency() + ch_tx_[dst->pe].serialisation(response_bytes(gp));
     return hop;
   }
-  if (dst->cube != cube_.value) {
+  if (dst->cube != cube_.value || dst->region == DecodedAddress::Region::Remote) {
     if (in == 2 * pes_) return std::nullopt;  // the NOC delivered to the wrong cube
     hop.out = 2 * pes_;
     return hop;

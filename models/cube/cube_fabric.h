@@ -4,7 +4,8 @@
 // channel directly; a transfer to a sibling channel or mailbox holds the source PE's
 // port and the destination port for bytes/bandwidth and arrives after the fabric
 // latency plus that serialisation (one hop of cube.fabric). Traffic for other cubes
-// goes to the NOC; traffic from the NOC goes straight to its channel or mailbox.
+// goes to the NOC, as do messages for other SIPs; traffic from the NOC goes straight to
+// its channel or mailbox.
 // With a host port, a host (through the SIP's HostBridge) reaches the cube's HBM
 // channels, holding each channel's port like a sibling PE would.
 #include <vector>

@@ -3,6 +3,8 @@
 
 #include "models/noc/route_record.h"
 
+#include <algorithm>
+
 namespace kb {
 
 NocRouter::NocRouter(const sc_core::sc_module_name& name, const Topology& topo,
@@ -23,6 +25,12 @@ NocRouter::NocRouter(const sc_core::sc_module_name& name, const Topology& topo,
     ports_[d] = t;
     dir_of_port_[t] = static_cast<Direction>(d);
     links_[d] = std::make_unique<Link>(std::string(this->name()) + "." + dir, params_, cycle_);
+  }
+  const auto& ports = topo.system.links.ports;
+  if (topo.system.links.kind != Topology::SystemSpec::Links::Kind::None &&
+      std::find(ports.begin(), ports.end(), cube.value) != ports.end()) {
+    link_port_ = add_target("link_in");
+    add_initiator("link_out");
   }
 }
 
@@ -48,9 +56,12 @@ std::optional<AtRouter::Hop> NocRouter::route(const tlm::tlm_generic_payload& gp
   } else {
     hop.response_delay = serialisation(params_, cycle_, response_bytes(gp));
   }
-  const std::optional<Direction> step = next_step(CubeId(dst->cube));
+  // A message for another SIP leaves the mesh at the port cube its address names.
+  const bool remote = dst->region == DecodedAddress::Region::Remote;
+  if (remote && !link_port_ && dst->via == cube_.value) return std::nullopt;  // no port here
+  const std::optional<Direction> step = next_step(CubeId(remote ? dst->via : dst->cube));
   if (!step) {
-    hop.out = 0;
+    hop.out = remote ? *link_port_ : 0;
     if (from) hop.request_delay = serialisation(params_, cycle_, request_bytes(gp));
     return hop;
   }

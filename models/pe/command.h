@@ -12,6 +12,8 @@
 #include <tlm>
 
 #include "base/critical_path.h"
+#include "base/ids.h"
+#include "models/common/message.h"
 #include "base/dtype.h"
 
 namespace kb {
@@ -131,8 +133,8 @@ struct Command {
   std::uint64_t bytes = 0;
   std::uint8_t* tcm = nullptr;
 
-  // Send: destination PE in the same SIP, message tag.
-  std::uint32_t dst_cube = 0, dst_pe = 0, tag = 0;
+  // Send: destination PE (of this SIP or, over the links, of another), message tag.
+  std::uint32_t dst_sip = 0, dst_cube = 0, dst_pe = 0, tag = 0;
 
   // Composite: the GEMM above with b in HBM at `address` (rows of `b_row_bytes`),
   // streamed in tiles of `tile_rows` rows through `stage_buffers` (>= 2) TCM staging
@@ -149,11 +151,13 @@ struct Command {
   // and, with a `receive`, its message is in: the program issues it without waiting.
   std::vector<CommandHandle> waits_for;
   struct Receive {
-    std::uint32_t src_cube = 0, src_pe = 0, tag = 0;
+    PeCoord src;
+    std::uint32_t tag = 0;
     std::uint64_t bytes = 0;
     std::uint8_t* tcm = nullptr;  // where the message's bytes go (data mode)
     std::uint64_t op_id = 0;      // the op-log record of the receive
     sc_core::sc_time arrival;     // filled when taken
+    std::vector<LinkCrossing> crossings;  // filled when taken: the links it crossed
   };
   std::optional<Receive> receive;
 
@@ -211,15 +215,5 @@ Command* admit_command(tlm::tlm_generic_payload& gp);
 
 // A payload from `pool` that carries `cmd` (TLM_IGNORE_COMMAND, no data).
 tlm::tlm_generic_payload* command_payload(PayloadPool& pool, Command& cmd);
-
-// Identifies the sender of an IPCQ message.
-class MessageExtension : public tlm::tlm_extension<MessageExtension> {
- public:
-  tlm::tlm_extension_base* clone() const override { return new MessageExtension(*this); }
-  void copy_from(const tlm::tlm_extension_base& other) override {
-    *this = static_cast<const MessageExtension&>(other);
-  }
-  std::uint32_t src_cube = 0, src_pe = 0, tag = 0;
-};
 
 }  // namespace kb

@@ -5,6 +5,7 @@
 #include "models/common/sim_time.h"
 #include "models/common/dispatch.h"
 #include "models/noc/route_record.h"
+#include "base/sip_graph.h"
 
 namespace kb {
 
@@ -17,6 +18,8 @@ PeIpcq::PeIpcq(const sc_core::sc_module_name& name, const Topology& topo, const 
       mailbox("mailbox"),
       map_(map),
       self_(self),
+      exit_port_(topo.system.links.ports.empty() ? self.cube : nearest_port(topo, self.cube)),
+      timed_(TimedDispatch::get()),
       mailbox_responder_([this] { return mailbox.operator->(); }),
       arrivals_(this, &PeIpcq::on_arrival) {
   mailbox.register_nb_transport_fw(this, &PeIpcq::mailbox_fw);
@@ -27,7 +30,9 @@ void PeIpcq::start(tlm::tlm_generic_payload& gp, Command& cmd) {
   sending_ = &gp;
   tlm::tlm_generic_payload* msg = cmd.tcm != nullptr ? data_pool_.allocate() : timing_pool_.allocate();
   msg->set_command(tlm::TLM_WRITE_COMMAND);
-  msg->set_address(map_.mailbox(cmd.dst_cube, cmd.dst_pe));
+  msg->set_address(cmd.dst_sip == self_.sip.value
+                       ? map_.mailbox(cmd.dst_cube, cmd.dst_pe)
+                       : AddressMap::remote_mailbox(cmd.dst_sip, exit_port_.value, cmd.dst_cube, cmd.dst_pe));
   msg->set_data_length(static_cast<unsigned int>(cmd.bytes));
   msg->set_streaming_width(static_cast<unsigned int>(cmd.bytes));
   msg->set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
@@ -40,6 +45,7 @@ void PeIpcq::start(tlm::tlm_generic_payload& gp, Command& cmd) {
   }
   // Every message of the pools carries these three, set afresh for each send.
   auto& who = kept_extension<MessageExtension>(*msg);
+  who.src_sip = self_.sip.value;
   who.src_cube = self_.cube.value;
   who.src_pe = self_.pe.value;
   who.tag = cmd.tag;
@@ -60,9 +66,15 @@ void PeIpcq::sent(tlm::tlm_generic_payload& msg) {
   finish(*cmd);
 }
 
-std::optional<Message> PeIpcq::take(std::uint32_t src_cube, std::uint32_t src_pe, std::uint32_t tag) {
+namespace {
+bool from(const Message& m, const PeCoord& src, std::uint32_t tag) {
+  return m.src_sip == src.sip.value && m.src_cube == src.cube.value && m.src_pe == src.pe.value && m.tag == tag;
+}
+}  // namespace
+
+std::optional<Message> PeIpcq::take(const PeCoord& src, std::uint32_t tag) {
   for (auto it = received_.begin(); it != received_.end(); ++it)
-    if (it->src_cube == src_cube && it->src_pe == src_pe && it->tag == tag) {
+    if (from(*it, src, tag)) {
       Message m = std::move(*it);
       received_.erase(it);
       return m;
@@ -70,10 +82,9 @@ std::optional<Message> PeIpcq::take(std::uint32_t src_cube, std::uint32_t src_pe
   return std::nullopt;
 }
 
-std::size_t PeIpcq::count(std::uint32_t src_cube, std::uint32_t src_pe, std::uint32_t tag) const {
-  return static_cast<std::size_t>(std::count_if(received_.begin(), received_.end(), [&](const Message& m) {
-    return m.src_cube == src_cube && m.src_pe == src_pe && m.tag == tag;
-  }));
+std::size_t PeIpcq::count(const PeCoord& src, std::uint32_t tag) const {
+  return static_cast<std::size_t>(
+      std::count_if(received_.begin(), received_.end(), [&](const Message& m) { return from(m, src, tag); }));
 }
 
 // A message counts as arrived (takeable) only from its arrival time on.
@@ -86,11 +97,13 @@ void PeIpcq::deliver(tlm::tlm_generic_payload& gp) {
   const sc_time arrival = sim_time();
   Message m;
   if (const auto* who = gp.get_extension<MessageExtension>()) {
+    m.src_sip = who->src_sip;
     m.src_cube = who->src_cube;
     m.src_pe = who->src_pe;
     m.tag = who->tag;
   }
   if (const auto* record = gp.get_extension<RouteRecord>()) m.path = record->cubes;
+  if (const auto* trail = gp.get_extension<LinkTrail>()) m.crossings = trail->crossings;
   m.bytes = gp.get_data_length();
   m.arrival = arrival;
   if (const auto* path = gp.get_extension<PathExtension>()) {
@@ -133,7 +146,7 @@ void PeIpcq::mailbox_b_transport(tlm::tlm_generic_payload& gp, sc_time& delay) {
   if (delay == sc_core::SC_ZERO_TIME) {
     sc_core::wait(delay);
   } else {
-    ThreadAlarm alarm;  // in the caller's thread, as every timed wait, through the TimedDispatch
+    ThreadAlarm alarm(timed_);  // in the caller's thread, through this SIP's TimedDispatch
     alarm.sleep(delay);
   }
   delay = sc_core::SC_ZERO_TIME;

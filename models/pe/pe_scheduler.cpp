@@ -73,8 +73,8 @@ void PeScheduler::drop_held() {
 namespace {
 // Two sends whose messages one receive queue matches in arrival order.
 bool same_queue(const Command& a, const Command& b) {
-  return a.kind == Command::Kind::Send && b.kind == Command::Kind::Send && a.dst_cube == b.dst_cube &&
-         a.dst_pe == b.dst_pe && a.tag == b.tag;
+  return a.kind == Command::Kind::Send && b.kind == Command::Kind::Send && a.dst_sip == b.dst_sip &&
+         a.dst_cube == b.dst_cube && a.dst_pe == b.dst_pe && a.tag == b.tag;
 }
 }  // namespace
 
@@ -120,7 +120,7 @@ void PeScheduler::release_held(std::size_t from) {
     for (Held& h : held_) {  // messages go to the receives in the order they were issued
       if (h.receives && !h.message && mailbox_) {
         const Command::Receive& r = *h.cmd->receive;
-        h.message = mailbox_->take(r.src_cube, r.src_pe, r.tag);
+        h.message = mailbox_->take(r.src, r.tag);
         if (h.message) first = std::min(first, i);
       }
       ++i;
@@ -155,12 +155,12 @@ void PeScheduler::release_held(std::size_t from) {
     if (message) {
       Command::Receive& r = *ready.receive;
       if (message->bytes != r.bytes)
-        SC_REPORT_ERROR(name(), ("message from cube " + std::to_string(r.src_cube) + " PE " + std::to_string(r.src_pe) +
-                                 " tag " + std::to_string(r.tag) + " has " + std::to_string(message->bytes) +
+        SC_REPORT_ERROR(name(), ("message from " + r.src.str() + " tag " + std::to_string(r.tag) + " has " + std::to_string(message->bytes) +
                                  " bytes, the receive expects " + std::to_string(r.bytes))
                                     .c_str());
       if (r.tcm && !message->data.empty()) std::copy(message->data.begin(), message->data.end(), r.tcm);
       r.arrival = message->arrival;
+      r.crossings = message->crossings;
       ready.path.join(message->account);
     }
     ready.path.advance(ticks(sim_time()), Cause::Sync);

@@ -3,9 +3,21 @@
 namespace kb {
 
 System::System(const sc_core::sc_module_name& name, const Topology& topo, bool host_ports)
-    : sc_core::sc_module(name), topo_(topo) {
-  for (std::uint32_t s = 0; s < topo_.system.sips; ++s)
+    : sc_core::sc_module(name), topo_(topo), graph_(topo_) {
+  for (std::uint32_t s = 0; s < topo_.system.sips; ++s) {
+    const DispatchDomain::Scope domain(DispatchDomain::of(s));
     sips_.push_back(std::make_unique<Sip>(("sip" + std::to_string(s)).c_str(), topo_, SipId(s), host_ports));
+  }
+  if (graph_.empty()) return;
+  auto end = [](std::uint32_t e) { return e == SipGraph::kSwitch ? std::string("switch") : "sip" + std::to_string(e); };
+  std::vector<ChipLink*> links;
+  for (const SipLink& k : graph_.links()) {
+    links_.push_back(std::make_unique<ChipLink>(("link_" + end(k.a) + "_" + end(k.b)).c_str(), topo_, k, end(k.a), end(k.b)));
+    links.push_back(links_.back().get());
+  }
+  courier_ = [this](std::uint32_t sip, LinkPacket&& p) { deliver_here(sip, std::move(p)); };
+  for (auto& sip : sips_)
+    sip->links()->join(graph_, links, [this](std::uint32_t to, LinkPacket&& p) { courier_(to, std::move(p)); });
 }
 
 void System::for_each_pe(const std::function<void(Pe&)>& visit) {
@@ -23,6 +35,7 @@ namespace kb {
 
 void System::record_to(Waveform& wave) {
   wave_ = &wave;
+  for (auto& link : links_) link->record_to(wave);
   for (auto& sip : sips_)
     for (std::uint32_t c = 0; c < sip->cube_count(); ++c) {
       Cube& cube = sip->cube(CubeId(c));

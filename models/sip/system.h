@@ -1,5 +1,6 @@
 #pragma once
-// The whole machine: N SIPs (devices) elaborated from a topology.
+// The whole machine: N SIPs (devices) elaborated from a topology, each in its own
+// dispatch domain, and the links between them (system.links, docs/topology.md).
 #include <functional>
 #include <memory>
 #include <vector>
@@ -20,6 +21,15 @@ class System : public sc_core::sc_module {
   Pe& pe(const PeCoord& c) { return sip(c.sip).cube(c.cube).pe(c.pe); }
   Hbm& hbm(const PeCoord& c) { return sip(c.sip).cube(c.cube).hbm(c.pe); }
 
+  // The links between SIPs, as the topology's SipGraph numbers them (none without links).
+  const SipGraph& sip_graph() const { return graph_; }
+  std::vector<std::unique_ptr<ChipLink>>& links() { return links_; }
+  // Where a message a link brings goes next: by default the Inbound of SIP `sip` in this
+  // simulation. A parallel simulation sends those of SIPs another process simulates away.
+  using Courier = LinkInterface::Courier;
+  void set_courier(Courier courier) { courier_ = std::move(courier); }
+  void deliver_here(std::uint32_t sip, LinkPacket&& p) { sips_.at(sip)->links()->inbound().put(std::move(p)); }
+
   // Modelled transactions so far: engine commands served plus HBM accesses.
   std::uint64_t transactions();
 
@@ -36,7 +46,10 @@ class System : public sc_core::sc_module {
 
  private:
   Topology topo_;  // the modules keep references into this copy
+  SipGraph graph_;
   std::vector<std::unique_ptr<Sip>> sips_;
+  std::vector<std::unique_ptr<ChipLink>> links_;
+  Courier courier_;
   Waveform* wave_ = nullptr;
 };
 

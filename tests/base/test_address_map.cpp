@@ -36,4 +36,26 @@ TEST(AddressMap, RejectsAccessesOutsideAChannel) {
   EXPECT_FALSE(map.decode(~0ull));
 }
 
+TEST(AddressMap, AnotherSipsMailboxIsRemoteAndOwnIsLocal) {
+  const Topology topo = test::topology("llama70b_4sip");
+  const AddressMap sip1(topo, SipId(1));
+  const std::uint64_t to_sip2 = AddressMap::remote_mailbox(2, 5, 12, 7);
+  const auto r = sip1.decode(to_sip2);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->region, DecodedAddress::Region::Remote);
+  EXPECT_EQ(r->sip, 2u);
+  EXPECT_EQ(r->via, 5u);
+  EXPECT_EQ(r->cube, 12u);
+  EXPECT_EQ(r->pe, 7u);
+  // On SIP 2 itself the same address is the mailbox of cube 12, PE 7.
+  const auto here = AddressMap(topo, SipId(2)).decode(to_sip2);
+  ASSERT_TRUE(here);
+  EXPECT_EQ(here->region, DecodedAddress::Region::Mailbox);
+  EXPECT_EQ(here->cube, 12u);
+  EXPECT_EQ(here->pe, 7u);
+  EXPECT_FALSE(sip1.decode(AddressMap::remote_mailbox(4, 5, 12, 7)));  // no SIP 4
+  EXPECT_FALSE(sip1.decode(AddressMap::remote_mailbox(2, 16, 12, 7)));  // no cube 16
+  EXPECT_FALSE(sip1.decode(AddressMap::remote_mailbox(2, 5, 12, 8)));   // no PE 8
+}
+
 }  // namespace kb

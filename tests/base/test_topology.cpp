@@ -3,6 +3,7 @@
 #include <fstream>
 #include <regex>
 
+#include "base/sip_graph.h"
 #include "base/topology.h"
 #include "models/common/clock.h"
 #include "tests/support.h"
@@ -105,9 +106,9 @@ TEST(Topology, BadValueNamesFileLineColumnValueAndWhatIsAllowed) {
   const std::string yaml = replace(read_default(), "burst: 2KiB", "burst: 2KB/s");
   const auto errs = errors_of(yaml);
   ASSERT_EQ(errs.size(), 1u);
-  // burst is on line 25 of the default file, its value at column 12.
+  // burst is on line 30 of the default file, its value at column 12.
   EXPECT_EQ(errs[0],
-            "t.yaml:25:12: pe.dma.burst: value '2KB/s' is not allowed; allowed: a size in bytes "
+            "t.yaml:30:12: pe.dma.burst: value '2KB/s' is not allowed; allowed: a size in bytes "
             "from 16 to 1048576 (e.g. 2KiB, 1MiB or 4096)");
 }
 
@@ -198,6 +199,92 @@ TEST(Topology, BadOverridesNameTheOverride) {
     EXPECT_STREQ(e.what(), "override no_equals_sign: expected key.path=value");
     EXPECT_EQ(e.errors_as("--set "), (std::vector<std::string>{"--set no_equals_sign: expected key.path=value"}));
   }
+}
+
+TEST(Topology, TheDefaultLinksJoinEveryPairOfSips) {
+  const Topology t = test::topology("llama70b_4sip");
+  const auto& l = t.system.links;
+  EXPECT_EQ(l.kind, Topology::SystemSpec::Links::Kind::FullyConnected);
+  EXPECT_EQ(l.link.bytes_per_cycle, 150u);  // 150 GB/s at 1 GHz
+  EXPECT_EQ(l.link.latency_cycles, 500u);   // 500 ns at 1 GHz
+  EXPECT_EQ(l.ports, (std::vector<std::uint32_t>{5, 6, 9, 10}));
+  const SipGraph g(t);
+  ASSERT_EQ(g.links().size(), 6u);
+  for (std::uint32_t a = 0; a < 4; ++a)
+    for (std::uint32_t b = 0; b < 4; ++b) EXPECT_EQ(g.hops(a, b), a == b ? 0u : 1u);
+  const std::string shown = format_topology(t);
+  EXPECT_NE(shown.find("links    fully_connected, 6 link(s)"), std::string::npos) << shown;
+  EXPECT_NE(shown.find("450.0 GB/s out of a SIP (3 link(s) x 150.0 GB/s)"), std::string::npos) << shown;
+  // `ports: quarters` follows the mesh: a cube per quarter, or fewer on a small mesh.
+  EXPECT_EQ(test::topology("llama70b_4sip", {"sip.mesh.x=2", "sip.mesh.y=2"}).system.links.ports,
+            (std::vector<std::uint32_t>{0, 1, 2, 3}));
+  EXPECT_EQ(test::topology("llama70b_4sip", {"sip.mesh.x=1", "sip.mesh.y=1"}).system.links.ports,
+            (std::vector<std::uint32_t>{0}));
+  EXPECT_EQ(test::topology("llama70b_4sip", {"sip.mesh.x=5", "sip.mesh.y=1"}).system.links.ports,
+            (std::vector<std::uint32_t>{2, 3}));
+  // A message leaves at the port nearest its cube: (0,0) -> cube 5, (3,3) -> cube 10.
+  EXPECT_EQ(nearest_port(t, CubeId(0)), CubeId(5));
+  EXPECT_EQ(nearest_port(t, CubeId(15)), CubeId(10));
+  EXPECT_EQ(nearest_port(t, CubeId(3)), CubeId(6));
+  EXPECT_EQ(nearest_port(t, CubeId(12)), CubeId(9));
+}
+
+TEST(Topology, LinkUnitsConvertAtTheClockAndEveryKindRoutes) {
+  // 2 GHz: 150 GB/s is 75 B/cycle, 500 ns 1000 cycles; cycles are taken as they are.
+  Topology t = test::topology("llama70b_4sip", {"pe.clock=2GHz"});
+  EXPECT_EQ(t.system.links.link.bytes_per_cycle, 75u);
+  EXPECT_EQ(t.system.links.link.latency_cycles, 1000u);
+  t = test::topology("llama70b_4sip", {"system.links.bandwidth=64B/cycle", "system.links.latency=300cycles"});
+  EXPECT_EQ(t.system.links.link.bytes_per_cycle, 64u);
+  EXPECT_EQ(t.system.links.link.latency_cycles, 300u);
+  // A ring of 4: opposite SIPs are 2 links apart, through the lower-numbered neighbour.
+  const SipGraph ring(test::topology("llama70b_4sip", {"system.links.topology=ring"}));
+  ASSERT_EQ(ring.links().size(), 4u);
+  EXPECT_EQ(ring.hops(0, 2), 2u);
+  EXPECT_EQ(ring.hops(1, 3), 2u);
+  const auto step = ring.next(0, 2);
+  ASSERT_TRUE(step);
+  EXPECT_EQ(ring.link_name(step->link), "sip0-sip1");
+  // A switch: every SIP one link to it, every pair two links apart.
+  const SipGraph sw(test::topology("llama70b_4sip", {"system.links.topology=switch"}));
+  ASSERT_EQ(sw.links().size(), 4u);
+  EXPECT_EQ(sw.link_name(2), "sip2-switch");
+  EXPECT_EQ(sw.hops(1, 3), 2u);
+  // Pairs: a chain 0-1-2-3.
+  const SipGraph chain(
+      test::topology("llama70b_4sip", {"system.links.topology=pairs", "system.links.pairs=[[0,1],[1,2],[2,3]]"}));
+  EXPECT_EQ(chain.hops(0, 3), 3u);
+}
+
+TEST(Topology, BadLinksNameTheirPlaceAndWhatIsAllowed) {
+  const std::string yaml = read_default();
+  auto one = [&](const std::vector<std::string>& sets) {
+    const auto errs = errors_of(yaml, sets);
+    EXPECT_EQ(errs.size(), 1u);
+    return errs.empty() ? std::string() : errs[0];
+  };
+  EXPECT_NE(one({"system.links.ports=[5,16]"}).find("system.links.ports: cube 16 does not exist; a SIP of this "
+                                                    "topology has cubes 0 to 15"),
+            std::string::npos);
+  EXPECT_NE(one({"system.links.ports=[5,5]"}).find("cube 5 is listed twice"), std::string::npos);
+  const std::string zero = one({"system.links.bandwidth=0GB/s"});
+  EXPECT_NE(zero.find("system.links.bandwidth: value '0GB/s' is not allowed; allowed: each way, from 1 B to 1 MiB"),
+            std::string::npos) << zero;
+  EXPECT_NE(one({"system.links.latency=0ns"}).find("system.links.latency: value '0ns' is not allowed"),
+            std::string::npos);
+  EXPECT_NE(one({"system.links.topology=mesh"}).find("allowed: fully_connected, ring, switch, pairs"),
+            std::string::npos);
+  const std::string lacks = one({"system.links.topology=pairs", "system.links.pairs=[[0,1],[1,4]]"});
+  EXPECT_NE(lacks.find("system.links.pairs: a link to SIP 4, which the system lacks; it has SIPs 0 to 3"),
+            std::string::npos) << lacks;
+  const std::string cut = one({"system.links.topology=pairs", "system.links.pairs=[[0,1],[2,3]]"});
+  EXPECT_NE(cut.find("system.links: SIP 2, 3 are not reachable from SIP 0 over the links"), std::string::npos) << cut;
+  EXPECT_NE(one({"system.links.topology=pairs", "system.links.pairs=[[0,1],[1,0],[1,2],[2,3]]"}).find("joined twice"),
+            std::string::npos);
+  // In the file: the error names the line and column of the bad value.
+  const auto errs = errors_of(replace(yaml, "ports: quarters", "ports: [5, 6, 99]"));
+  ASSERT_EQ(errs.size(), 1u);
+  EXPECT_EQ(errs[0].rfind("t.yaml:10:19: system.links.ports: cube 99 does not exist", 0), 0u) << errs[0];
 }
 
 TEST(Topology, CrossFieldRulesAreChecked) {

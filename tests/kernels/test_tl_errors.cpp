@@ -2,6 +2,8 @@
 // and the values.
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "kernels/tl/sequence.h"
 #include "tests/kernels/tl_support.h"
 
@@ -103,8 +105,26 @@ TEST(TlErrors, SendToAPeThatDoesNotExist) {
   const std::string msg = error_of(m, [](tl::Ctx& tl) {
     tl.send(PeCoord{SipId(0), CubeId(9), PeId(0)}, tl.full({1, 8}, 1), 1);
   });
-  expect_has(msg, kWho + std::string("op 'send': send to a PE that does not exist here: sip0.cube9.pe0 (this is "
-                                     "sip0: cubes 0-3, PEs 0-1)"));
+  expect_has(msg, kWho + std::string("op 'send': send to a PE that does not exist: sip0.cube9.pe0 (this is "
+                                     "sip0: cubes 0-3, PEs 0-1, of 1 SIP(s))"));
+}
+
+TEST(TlErrors, SendToAnotherSipNeedsLinks) {
+  // The tiny machine without its links: another SIP is out of reach.
+  std::ifstream in(test::source_path("topologies/tiny_2sip_4x1x1.yaml"));
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  text.erase(text.find("  links:"), text.find("sip:\n") - text.find("  links:"));
+  Machine bare(Topology::parse(text, "no_links.yaml"), false);
+  bare.rt.launch(SipId(0), "bad_kernel", test::on_pe(PeCoord{SipId(0), CubeId(0), PeId(0)}, [](tl::Ctx& tl) {
+    tl.send(PeCoord{SipId(1), CubeId(0), PeId(0)}, tl.full({1, 8}, 1), 1);
+  }));
+  std::string msg;
+  try {
+    bare.rt.run();
+  } catch (const tl::KernelError& e) {
+    msg = e.what();
+  }
+  expect_has(msg, "op 'send': send to sip1.cube0.pe0, another SIP, but the topology has no links between SIPs");
 }
 
 TEST(TlErrors, DeadlockNamesTheBlockedPes) {

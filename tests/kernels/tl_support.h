@@ -14,7 +14,9 @@ struct Machine {
   explicit Machine(const std::string& topo_name = "small_1sip_2x2x2", bool data = true,
                    const std::vector<std::string>& sets = {},
                    RunOptions::OpLogKept kept = RunOptions::OpLogKept::Records)
-      : topo(topology(topo_name, sets)), sys("system", topo), rt(sys, RunOptions{.data = data, .op_log = kept}) {}
+      : Machine(topology(topo_name, sets), data, kept) {}
+  Machine(Topology t, bool data, RunOptions::OpLogKept kept = RunOptions::OpLogKept::Records)
+      : topo(std::move(t)), sys("system", topo), rt(sys, RunOptions{.data = data, .op_log = kept}) {}
   // The last run's critical path accounts for every cycle of its latency.
   ~Machine() {
     const CriticalPath path = rt.critical_path();

@@ -208,7 +208,7 @@ TEST(ProtocolConformance, TargetsRefuseWhatTheyDoNotServeWithTheRightStatus) {
 }
 
 // Monitors on every socket of cube 5 of SIP 0 and of its NOC router (an inner cube:
-// traffic between other cubes passes it), then a whole kernel of the default machine.
+// traffic between other cubes passes it; and a link port), then a whole kernel of the default machine.
 struct MonitoredMachine {
   MonitorInterposer monitors{{"system.sip0.cube5", "system.sip0.noc.router5"}};
   test::Machine m{"llama70b_4sip", false};
@@ -218,8 +218,9 @@ struct MonitoredMachine {
 // two command hops (CPU -> scheduler -> engine) of every engine op the cube's PEs logged.
 void expect_clean(const MonitorInterposer& monitors, const RuntimeContext& rt, const Topology& topo) {
   // Per PE: cpu, 4 scheduler, dma, ipcq, hbm, mailbox; fabric <-> router; the router's
-  // links to and from its 4 neighbours.
-  EXPECT_EQ(monitors.monitors().size(), topo.cube.pes * 9 + 2 + 8);
+  // links to and from its 4 neighbours; and, cube 5 being a link port of the default
+  // machine, the router's sockets to and from the SIP's link port.
+  EXPECT_EQ(monitors.monitors().size(), topo.cube.pes * 9 + 2 + 8 + 2);
   std::uint64_t engine_ops = 0;
   for (const OpRecord& r : rt.op_log().records())
     engine_ops += r.pe.sip.value == 0 && r.pe.cube.value == 5 && r.engine != "cpu" && r.engine != "phase";
