@@ -39,7 +39,14 @@ std::string chrome_trace(const OpLog& log, const Topology& topo, const std::vect
   auto track_of = [](const OpRecord& r) {
     return Track{r.pe.cube.value, r.pe.pe.value, engine_rank(r.engine), r.engine.str()};
   };
-  for (const OpRecord& r : log.records()) tracks[r.pe.sip.value][track_of(r)] = 0;
+  // Link crossings go on a process of their own, a track per direction, not on a PE.
+  auto is_link = [](const OpRecord& r) { return r.engine == "link"; };
+  std::map<std::string, int> link_tracks;
+  const std::uint32_t links_pid = topo.system.sips;  // after every SIP's
+  for (const OpRecord& r : log.records()) {
+    if (is_link(r)) link_tracks[r.kind.str()] = 0;
+    else tracks[r.pe.sip.value][track_of(r)] = 0;
+  }
   std::string out = "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
   bool first = true;
   auto emit = [&](const Json& e) {
@@ -72,20 +79,40 @@ std::string chrome_trace(const OpLog& log, const Topology& topo, const std::vect
       emit({{"ph", "M"}, {"name", "thread_sort_index"}, {"pid", sip}, {"tid", id}, {"args", {{"sort_index", id}}}});
     }
   }
-  auto tid_of = [&](const OpRecord& r) { return tracks[r.pe.sip.value][track_of(r)]; };
+  if (!link_tracks.empty()) {
+    emit({{"ph", "M"}, {"name", "process_name"}, {"pid", links_pid}, {"args", {{"name", "links"}}}});
+    int tid = 0;
+    for (auto& [direction, id] : link_tracks) {
+      id = tid++;
+      emit({{"ph", "M"}, {"name", "thread_name"}, {"pid", links_pid}, {"tid", id}, {"args", {{"name", direction}}}});
+    }
+  }
+  auto pid_of = [&](const OpRecord& r) { return is_link(r) ? links_pid : r.pe.sip.value; };
+  auto tid_of = [&](const OpRecord& r) {
+    return is_link(r) ? link_tracks[r.kind.str()] : tracks[r.pe.sip.value][track_of(r)];
+  };
   // The n-th send from A to B with a tag is the message the n-th such recv takes.
   std::map<std::tuple<PeCoord, PeCoord, std::uint32_t>, std::deque<const OpRecord*>> sends;
-  for (const OpRecord& r : log.records())
+  // ... and the n-th group of link crossings from A to B with the tag (crossing 0 opens
+  // one) is the links that message crossed.
+  std::map<std::tuple<PeCoord, PeCoord, std::uint32_t>, std::deque<std::vector<const OpRecord*>>> crossed;
+  for (const OpRecord& r : log.records()) {
     if (r.engine == "ipcq" && r.kind == "send" && r.peer) sends[{r.pe, *r.peer, r.tag}].push_back(&r);
+    if (!is_link(r)) continue;
+    auto& messages = crossed[{*r.peer, r.pe, r.tag}];
+    if (r.hops == 0 || messages.empty()) messages.emplace_back();
+    messages.back().push_back(&r);
+  }
   std::uint64_t flows = 0;
   for (const OpRecord& r : log.records()) {
     Json args = {{"id", r.id}, {"bytes", r.bytes}, {"flops", r.flops}, {"shape", r.shape}, {"tag", r.tag},
                  {"tensor", r.tensor}, {"peer", r.peer ? r.peer->str() : ""}, {"issue", r.issue}};
-    Json slice = {{"ph", "X"}, {"name", r.kind}, {"cat", r.engine}, {"pid", r.pe.sip.value}, {"tid", tid_of(r)},
+    Json slice = {{"ph", "X"}, {"name", r.kind}, {"cat", r.engine}, {"pid", pid_of(r)}, {"tid", tid_of(r)},
                   {"ts", static_cast<double>(r.start) * us_per_cycle},
                   {"dur", static_cast<double>(r.end - r.start) * us_per_cycle}, {"args", args}};
     emit(slice);
     for (const auto& [begin, end] : r.critical) {
+      slice["pid"] = r.pe.sip.value;
       slice["tid"] = critical_tid(r);
       slice["cat"] = "critical";
       slice["ts"] = static_cast<double>(begin) * us_per_cycle;
@@ -101,6 +128,13 @@ std::string chrome_trace(const OpLog& log, const Topology& topo, const std::vect
     ++flows;
     emit({{"ph", "s"}, {"name", "message"}, {"cat", "message"}, {"id", flows}, {"pid", s.pe.sip.value},
           {"tid", tid_of(s)}, {"ts", static_cast<double>(s.start) * us_per_cycle}});
+    if (r.peer->sip != r.pe.sip)
+      if (auto& messages = crossed[{s.pe, r.pe, r.tag}]; !messages.empty()) {
+        for (const OpRecord* c : messages.front())
+          emit({{"ph", "t"}, {"name", "message"}, {"cat", "message"}, {"id", flows}, {"pid", links_pid},
+                {"tid", tid_of(*c)}, {"ts", static_cast<double>(c->start) * us_per_cycle}});
+        messages.pop_front();
+      }
     emit({{"ph", "f"}, {"bp", "e"}, {"name", "message"}, {"cat", "message"}, {"id", flows}, {"pid", r.pe.sip.value},
           {"tid", tid_of(r)}, {"ts", static_cast<double>(r.end) * us_per_cycle}});
   }

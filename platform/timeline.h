@@ -3,6 +3,9 @@
 // (ui.perfetto.dev) and chrome://tracing open. A process per SIP, a track per engine of
 // each PE ("cube(1,2).pe3.gemm") and one for its kernel phases; one slice per op-log
 // record with its fields as args; every message a flow arrow from its send to its recv.
+// A "links" process, after the SIPs, has a track per link direction ("sip0>sip1") with a
+// slice per crossing, from its first byte to its arrival; a message between SIPs flows
+// from its send through each link it crossed to its recv.
 // A "critical path" track first in each SIP shows its critical path (docs/critical_path.md)
 // as the ops it went through, each from when the path entered it to when it entered the
 // next, with the PE and engine it ran on. A SIP of CUBE groups simulated apart (the job's

@@ -1,5 +1,10 @@
 #include "platform/utilisation.h"
+
+#include <algorithm>
+#include <cstdio>
+
 #include "models/common/clock.h"
+#include "models/link/chip_link.h"
 
 namespace kb {
 
@@ -30,7 +35,24 @@ Utilisation utilisation(System& system, std::uint64_t cycles) {
       }
     }
   });
+  for (const auto& link : system.links())
+    for (const bool forward : {true, false}) {
+      const Link& d = link->direction(forward);
+      if (d.transfers() == 0) continue;
+      u.links.push_back({link->direction_name(forward).str(), d.transfers(), d.bytes(),
+                         static_cast<std::uint64_t>(d.busy() / cycle + 0.5)});
+    }
+  sort_links(u.links);
   return u;
+}
+
+void sort_links(std::vector<LinkUse>& links) {
+  auto key = [](const LinkUse& l) {
+    unsigned from = 0, to = ~0u;  // the switch after every SIP
+    std::sscanf(l.name.c_str(), "sip%u>sip%u", &from, &to);
+    return std::pair{from, to};
+  };
+  std::stable_sort(links.begin(), links.end(), [&](const LinkUse& a, const LinkUse& b) { return key(a) < key(b); });
 }
 
 }  // namespace kb

@@ -53,6 +53,10 @@ std::string tail(const workloads::Result& r) {
             units::format_bytes(e.bytes).c_str(), static_cast<double>(e.flops));
       }
     }
+    for (const LinkUse& l : r.use->links)
+      add("                  %-16s %-6s %6.1f%% %12s %12s   %llu messages\n", l.name.c_str(), "link",
+          r.use->cycles ? 100.0 * static_cast<double>(l.busy_cycles) / static_cast<double>(r.use->cycles) : 0.0,
+          units::format_bytes(l.bytes).c_str(), "", static_cast<unsigned long long>(l.messages));
   }
   const workloads::Wall& w = r.wall;
   add("  wall time       elaboration %.3f s, simulation %.3f s, peak RSS %.1f MiB\n", w.elaboration_seconds,

@@ -104,6 +104,37 @@ std::vector<UseRow> use_rows_of(const Json& rows) {
   return out;
 }
 
+// A direction is simulated where its sender is: parts of a split run hold different ones.
+void add_links(std::vector<LinkUse>& into, const std::vector<LinkUse>& from) {
+  for (const LinkUse& l : from) {
+    const auto it = std::find_if(into.begin(), into.end(), [&](const LinkUse& k) { return k.name == l.name; });
+    if (it == into.end()) {
+      into.push_back(l);
+      continue;
+    }
+    it->messages += l.messages;
+    it->bytes += l.bytes;
+    it->busy_cycles += l.busy_cycles;
+  }
+}
+
+Json link_rows_json(const std::vector<LinkUse>& links, std::uint64_t cycles) {
+  Json out = Json::array();
+  for (const LinkUse& l : links)
+    out.push_back({{"link", l.name},
+                   {"messages", l.messages},
+                   {"bytes", l.bytes},
+                   {"busy_cycles", l.busy_cycles},
+                   {"busy", cycles ? static_cast<double>(l.busy_cycles) / static_cast<double>(cycles) : 0.0}});
+  return out;
+}
+
+std::vector<LinkUse> link_rows_of(const Json& rows) {
+  std::vector<LinkUse> out;
+  for (const auto& r : rows) out.push_back({r.at("link"), r.at("messages"), r.at("bytes"), r.at("busy_cycles")});
+  return out;
+}
+
 }  // namespace
 
 std::string devices_text(const std::vector<SipId>& devices) {
@@ -175,10 +206,12 @@ Json Result::to_json() const {
   if (numerics)
     j["numerics"] = {{"max_abs_error", numerics->error}, {"naive_error", numerics->naive_error},
                      {"tolerance", numerics->tolerance}, {"pass", numerics->pass}, {"enforced", numerics->enforced}};
-  if (use)
+  if (use) {
     j["utilisation"] = {{"cycles", use->cycles},
                         {"sips", use_rows_json(use->sips, use->cycles)},
                         {"cubes", use_rows_json(use->cubes, use->cycles)}};
+    if (!use->links.empty()) j["utilisation"]["links"] = link_rows_json(use->links, use->cycles);
+  }
   j["wall"] = {{"elaboration_seconds", wall.elaboration_seconds}, {"simulation_seconds", wall.simulation_seconds},
                {"peak_rss_kib", wall.peak_rss_kib}, {"transactions", wall.transactions}};
   return j;
@@ -219,7 +252,8 @@ Result Result::from_json(const Json& j) {
   }
   if (j.contains("utilisation")) {
     const Json& u = j["utilisation"];
-    r.use = Utilisation{u.at("cycles"), use_rows_of(u.at("sips")), use_rows_of(u.value("cubes", Json::array()))};
+    r.use = Utilisation{u.at("cycles"), use_rows_of(u.at("sips")), use_rows_of(u.value("cubes", Json::array())),
+                        link_rows_of(u.value("links", Json::array()))};
   }
   const Json& w = j.at("wall");
   r.wall = {w.at("elaboration_seconds"), w.at("simulation_seconds"), w.at("peak_rss_kib"), w.at("transactions")};
@@ -259,12 +293,14 @@ Result Result::merge(const std::vector<Result>& parts) {
     if (m.use && p.use) {
       add_rows(m.use->sips, p.use->sips);
       add_rows(m.use->cubes, p.use->cubes);
+      add_links(m.use->links, p.use->links);
     }
   }
   if (m.use) {
     m.use->cycles = m.simulated_cycles;
     sort_rows(m.use->sips);
     sort_rows(m.use->cubes);
+    sort_links(m.use->links);
   }
   return m;
 }

@@ -31,7 +31,8 @@ std::uint32_t Ctx::message_hops(const PeCoord& peer) const {
 
 void Ctx::log_crossings(const std::vector<LinkCrossing>& crossings, const PeCoord& from, std::uint32_t tag,
                         std::uint64_t bytes) {
-  for (const LinkCrossing& c : crossings) {
+  for (std::size_t i = 0; i < crossings.size(); ++i) {
+    const LinkCrossing& c = crossings[i];
     OpRecord r;
     r.kernel = kernel_;
     r.pe = coord();
@@ -40,6 +41,7 @@ void Ctx::log_crossings(const std::vector<LinkCrossing>& crossings, const PeCoor
     r.bytes = bytes;
     r.peer = from;
     r.tag = tag;
+    r.hops = static_cast<std::uint32_t>(i);  // which crossing of its message: the timeline's flows
     r.issue = r.start = cycles(sc_core::sc_time::from_value(c.start));
     r.end = cycles(sc_core::sc_time::from_value(c.arrive));
     log_.append_closed(std::move(r));

@@ -2,6 +2,10 @@
 // crossing, the critical path names the link, and a SIP's simulation does not depend on
 // the SIPs simulated with it.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "platform/timeline.h"
+#include "platform/utilisation.h"
 
 #include "tests/kernels/tl_support.h"
 
@@ -62,6 +66,46 @@ TEST(TlLinks, TheCriticalPathNamesTheLink) {
   for (const OpRecord& r : x.m.rt.op_log().records())
     if (r.pe == at(0, 5, 0) && r.kind == "load" && !r.critical.empty()) load_on_path = true;
   EXPECT_TRUE(load_on_path);
+}
+
+// The utilisation table has the direction that carried the message, busy for its bytes.
+TEST(TlLinks, UtilisationHasTheLinkDirection) {
+  Exchange x;
+  const Utilisation u = utilisation(x.m.sys, x.m.rt.last_run_cycles());
+  ASSERT_EQ(u.links.size(), 1u);
+  EXPECT_EQ(u.links[0].name, "sip0>sip1");
+  EXPECT_EQ(u.links[0].messages, 1u);
+  EXPECT_EQ(u.links[0].bytes, 8192u);
+  EXPECT_EQ(u.links[0].busy_cycles, test::ceil_div(8192, 150));
+}
+
+// The timeline has a "links" process with the direction's track, the crossing as its
+// slice, and the message's flow going send -> link -> recv.
+TEST(TlLinks, TimelineHasALinkTrackAndTheFlowThroughIt) {
+  Exchange x;
+  const auto trace = nlohmann::json::parse(chrome_trace(x.m.rt.op_log(), x.m.topo));
+  int links_pid = -1, track = -1;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e["ph"] == "M" && e["name"] == "process_name" && e["args"]["name"] == "links") links_pid = e["pid"];
+    if (e["ph"] == "M" && e["name"] == "thread_name" && e["args"]["name"] == "sip0>sip1") track = e["tid"];
+  }
+  ASSERT_EQ(links_pid, 4);  // after the machine's SIPs 0..3
+  ASSERT_GE(track, 0);
+  const OpRecord& crossing = *x.m.rt.op_log().select("link").at(0);
+  std::string phases;
+  double slice_dur = -1;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e["ph"] == "X" && e["pid"] == links_pid && e["tid"] == track) slice_dur = e["dur"];
+    if (e["cat"] == "message") {
+      phases += e["ph"].get<std::string>();
+      if (e["ph"] == "t") {
+        EXPECT_EQ(e["pid"], links_pid);
+      }
+    }
+  }
+  const double us_per_cycle = 1e6 / x.m.topo.pe.clock_hz;
+  EXPECT_NEAR(slice_dur, static_cast<double>(crossing.end - crossing.start) * us_per_cycle, 1e-9);
+  EXPECT_EQ(phases, "stf");
 }
 
 // SIP 1 runs a kernel of its own (loads, GEMMs and messages inside the SIP, contending
