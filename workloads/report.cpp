@@ -30,10 +30,13 @@ void simulated_line(Lines& add, const workloads::Result& r) {
 
 std::string tail(const workloads::Result& r) {
   Lines add;
-  if (r.numerics)
+  if (r.numerics && r.knobs.contains("dtype"))
     add("  numerics        max |O - O_fp64| = %.3g; naive %s attention: %.3g; tolerance %.3g: %s\n", r.numerics->error,
         r.knobs.at("dtype").get<std::string>().c_str(), r.numerics->naive_error, r.numerics->tolerance,
         r.numerics->pass ? "PASS" : "FAIL");
+  else if (r.numerics)  // a collective: its error relative to the magnitudes it reduced
+    add("  numerics        max |x - x_fp64| / sum |x| = %.3g; tolerance %.3g: %s\n", r.numerics->error,
+        r.numerics->tolerance, r.numerics->pass ? "PASS" : "FAIL");
   if (!r.critical_path.cycles.empty()) {
     add("  critical path   %-8s %12s %7s   (the chain of waits that sets the latency)\n", "cause", "cycles", "share");
     for (const auto& [cause, cycles] : r.critical_path.cycles)

@@ -73,6 +73,16 @@ const KnobSet& storage_knobs() {
   return set;
 }
 
+const KnobSet& size_knobs() {
+  static const KnobSet set{"size", {{"bytes", "256KiB", "hbm_stream: bytes each PE moves; collective: each rank's buffer"}}};
+  return set;
+}
+
+const KnobSet& check_knobs() {
+  static const KnobSet set{"check", {{"check", "", "exit 1 if the result misses its fp64 reference (data mode)", true}}};
+  return set;
+}
+
 DType dtype_of(const Values& v) {
   const auto dtype = parse_dtype(v.text("dtype"));
   if (!dtype) throw ConfigError("{dtype} '" + ConfigError::literal(v.text("dtype")) + "': allowed values: bf16, fp32", true);

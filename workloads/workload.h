@@ -139,6 +139,10 @@ class Workload {
 
 // dtype and seed: how tl workloads store values and seed their random inputs.
 const KnobSet& storage_knobs();
+// bytes: the size a workload moves (hbm_stream: each PE; collective: each rank's buffer).
+const KnobSet& size_knobs();
+// check: a run whose result misses its fp64 reference exits 1 (data mode).
+const KnobSet& check_knobs();
 DType dtype_of(const Values& v);
 std::uint32_t seed_of(const Values& v);
 

@@ -166,7 +166,7 @@ TEST(Cli, KnobsBelongToTheWorkloadsThatReadThem) {
             std::string::npos) << r.out;
   r = run("run --kernel row_softmax --bytes 1KiB");
   EXPECT_EQ(r.code, 2) << r.out;
-  EXPECT_NE(r.out.find("--bytes and --write apply to --kernel hbm_stream"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--bytes applies to --kernel hbm_stream and collective"), std::string::npos) << r.out;
   r = run("run --kernel row_softmax --n 64");
   EXPECT_NE(r.out.find("--n and --k-tile apply to --kernel tiled_gemm"), std::string::npos) << r.out;
   r = run("run --kernel hbm_stream --seq-len 64");

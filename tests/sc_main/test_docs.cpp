@@ -73,9 +73,9 @@ TEST(Docs, RunHelpSaysWhichWorkloadsReadEachFlag) {
   std::smatch m;
   ASSERT_TRUE(std::regex_search(r.out, m, std::regex("--seq-len[^\n]*\n?[^\n]*")));
   EXPECT_NE(m.str().find("[gqa_decode and gqa_prefill]"), std::string::npos) << m.str();
-  EXPECT_TRUE(std::regex_search(r.out, std::regex("--bytes[^\n]*\\[hbm_stream\\]")));
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("--bytes[^\n]*\n?[^\n]*\\[hbm_stream and collective\\]")));
   EXPECT_EQ(r.out.find("gqa_decode:"), std::string::npos);
-  for (const char* w : {"gqa_decode", "gqa_prefill", "hbm_stream", "tiled_gemm", "row_softmax"})
+  for (const char* w : {"gqa_decode", "gqa_prefill", "hbm_stream", "tiled_gemm", "row_softmax", "collective"})
     EXPECT_TRUE(std::regex_search(r.out, std::regex(std::string("\n  ") + w + " +[A-Za-z]"))) << w;
 }
 

@@ -43,15 +43,15 @@ TEST(RunParse, GivenKnobsAndSwitches) {
 }
 
 TEST(RunParse, AKnobTheWorkloadDoesNotReadIsRefused) {
-  EXPECT_EQ(usage_error({"--kernel", "row_softmax", "--bytes", "1KiB"}), "--bytes and --write apply to --kernel hbm_stream");
+  EXPECT_EQ(usage_error({"--kernel", "row_softmax", "--bytes", "1KiB"}), "--bytes applies to --kernel hbm_stream and collective");
   EXPECT_EQ(usage_error({"--kernel", "tiled_gemm", "--inputs", "dir"}),
-            "--check, --inputs and --outputs apply to --kernel gqa_decode, gqa_decode_batch and gqa_prefill");
+            "--inputs and --outputs apply to --kernel gqa_decode, gqa_decode_batch and gqa_prefill");
   EXPECT_EQ(usage_error({"--kernel", "gqa_prefill", "--tile", "64"}), "--sp-table and --tile apply to --kernel gqa_decode");
   EXPECT_EQ(usage_error({"--kernel", "row_softmax", "--variant", "fused"}),
             "--variant applies to --kernel gqa_decode and gqa_prefill");
   EXPECT_EQ(usage_error({"--kernel", "nope"}),
-            "--kernel 'nope': allowed values: gqa_decode, gqa_decode_batch, gqa_prefill, hbm_stream, tiled_gemm and "
-            "row_softmax");
+            "--kernel 'nope': allowed values: gqa_decode, gqa_decode_batch, gqa_prefill, hbm_stream, tiled_gemm, "
+            "row_softmax and collective");
 }
 
 TEST(RunParse, LimitsAndTheirErrors) {

@@ -76,7 +76,7 @@ class GqaDecodeBatch : public Workload {
     return "batched GQA decode: requests of ragged lengths from a paged KV cache, pages dealt evenly over every PE";
   }
   std::vector<const KnobSet*> knobs() const override {
-    return {&gqa::shape_knobs(), &gqa::placement_knobs(), &batch_knobs(), &gqa::data_knobs(), &storage_knobs()};
+    return {&gqa::shape_knobs(), &gqa::placement_knobs(), &batch_knobs(), &gqa::data_knobs(), &check_knobs(), &storage_knobs()};
   }
 
   bool splits_by_sip() const override { return true; }

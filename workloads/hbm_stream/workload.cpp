@@ -8,8 +8,7 @@ namespace kb::workloads {
 namespace {
 
 const KnobSet& stream_knobs() {
-  static const KnobSet set{"hbm_stream", {{"bytes", "256KiB", "bytes each PE moves"},
-                                          {"write", "", "write to HBM instead of reading", true}}};
+  static const KnobSet set{"hbm_stream", {{"write", "", "write to HBM instead of reading", true}}};
   return set;
 }
 
@@ -43,7 +42,7 @@ class HbmStream : public Workload {
   std::string summary() const override {
     return "every PE streams its own HBM channel through its DMA; simulated time against the closed form";
   }
-  std::vector<const KnobSet*> knobs() const override { return {&stream_knobs()}; }
+  std::vector<const KnobSet*> knobs() const override { return {&size_knobs(), &stream_knobs()}; }
   bool tl() const override { return false; }
 
   std::unique_ptr<Job> configure(const Values& v, const Setup& setup) const override {

@@ -1,0 +1,45 @@
+#pragma once
+// Deciding a collective: its rings, its pieces, and, for `auto`, its algorithm, from an
+// alpha-beta cost model of the modelled machine (docs/collectives.md).
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "base/topology.h"
+#include "kernels/collectives/collective.h"
+
+namespace kb::collectives {
+
+struct Request {
+  Op op = Op::AllReduce;
+  Algorithm algorithm = Algorithm::Auto;
+  std::vector<Rank> ranks;
+  std::uint32_t root = 0;
+  std::uint64_t bytes = 0;  // a rank's buffer (all_gather: the gathered whole)
+  std::uint32_t cols = 1;   // fp32 elements per row of the buffer
+};
+
+// What the cost model says of one algorithm for a request, in cycles of pe.clock.
+struct Estimate {
+  double cycles = 0;     // the estimate: max(bandwidth, lane chain) + HBM in and out
+  double bandwidth = 0;  // the busiest link, mesh link or fabric port's bytes / its bandwidth
+  double chain = 0;      // one lane's messages, adds and pieces one after another, uncontended
+  double hbm = 0;        // the first piece in from HBM and the last one out
+  double peak_busbw = 0; // bytes per cycle of bus bandwidth the bandwidth term allows
+};
+
+// busbw = algbw x bus_factor (nccl-tests): 2(n-1)/n for all_reduce, (n-1)/n for
+// reduce_scatter and all_gather, 1 for broadcast and reduce.
+double bus_factor(Op op, std::uint32_t ranks);
+// The bus bandwidth the hardware allows a rank, bytes per cycle: a SIP's links out, a
+// cube's mesh links out, a PE's port (docs/collectives.md).
+double link_peak_busbw(const Topology& topo, const std::vector<Rank>& ranks);
+
+// The plan for a request: `auto` resolved to the algorithm with the smallest estimate.
+// Throws std::invalid_argument for a request the machine cannot run (an algorithm the
+// op does not have, ranks of unequal lanes, hierarchical ranks spread unevenly, ...).
+Plan make_plan(const Topology& topo, const Request& request);
+Estimate estimate(const Topology& topo, const Plan& plan, std::uint64_t bytes);
+
+}  // namespace kb::collectives
