@@ -5,6 +5,7 @@
 #include <map>
 
 #include "kernels/collectives/lane.h"
+#include "kernels/collectives/plan.h"
 
 namespace kb::collectives {
 
@@ -64,10 +65,7 @@ void run_flat(Lane& lane, RowRange rows, const Flat& f) {
         lane.scatter(rows, f.root, f.tag);
         lane.direct_all_gather(rows, f.tag + 1);
       } else {
-        const Tree shape = f.algorithm == Algorithm::Ring ? Tree::Chain
-                           : f.algorithm == Algorithm::Tree ? Tree::Binary
-                                                             : Tree::Star;
-        lane.tree_broadcast(rows, shape, f.root, f.tag);
+        lane.tree_broadcast(rows, tree_of(f.algorithm), f.root, f.tag);
       }
       return;
     case Op::Reduce:
@@ -75,10 +73,7 @@ void run_flat(Lane& lane, RowRange rows, const Flat& f) {
         lane.direct_reduce_scatter(rows, false, f.tag);
         lane.gather(rows, f.root, f.tag + 2);
       } else {
-        const Tree shape = f.algorithm == Algorithm::Ring ? Tree::Chain
-                           : f.algorithm == Algorithm::Tree ? Tree::Binary
-                                                             : Tree::Star;
-        lane.tree_reduce(rows, shape, f.root, false, f.tag);
+        lane.tree_reduce(rows, tree_of(f.algorithm), f.root, false, f.tag);
       }
       return;
   }
@@ -110,16 +105,14 @@ const std::vector<Algorithm>& algorithms_of(Op op) {
 
 void run(tl::Ctx& tl, const Plan& plan, const std::vector<DeviceTensor>& buffers) {
   const PeCoord self = tl.coord();
-  std::uint32_t rank = 0, lane = 0;
-  bool found = false;
-  for (rank = 0; rank < plan.ranks.size() && !found; ++rank)
-    for (lane = 0; lane < plan.ranks[rank].size(); ++lane)
-      if (plan.ranks[rank][lane] == self) {
-        found = true;
-        break;
-      }
+  const auto found = [&]() -> std::optional<std::pair<std::uint32_t, std::uint32_t>> {  // (rank, lane)
+    for (std::uint32_t r = 0; r < plan.ranks.size(); ++r)
+      for (std::uint32_t l = 0; l < plan.ranks[r].size(); ++l)
+        if (plan.ranks[r][l] == self) return std::pair{r, l};
+    return std::nullopt;
+  }();
   if (!found) return;
-  --rank;
+  const std::uint32_t rank = found->first, lane = found->second;  // (not a structured binding: lambdas capture them)
   const DeviceTensor& buffer = buffers.at(self.sip.value);
   const RowRange rows = tl.shard_rows(buffer);
   auto lane_of = [&](const std::vector<std::uint32_t>& members, std::uint32_t me) {

@@ -8,7 +8,6 @@
 #include <tuple>
 
 #include "base/sip_graph.h"
-#include "kernels/collectives/lane.h"
 
 namespace kb::collectives {
 
@@ -74,10 +73,6 @@ void ring_flows(std::vector<Flow>& out, const std::vector<std::uint32_t>& ring, 
   for (std::size_t q = 0; q < ring.size(); ++q) out.push_back({ring[q], ring[(q + 1) % ring.size()], share});
 }
 
-Tree tree_of(Algorithm a) {
-  return a == Algorithm::Ring ? Tree::Chain : a == Algorithm::Tree ? Tree::Binary : Tree::Star;
-}
-
 // Steps down (or up) a tree: its depth; each parent adds its children's on the way up;
 // on the way down the deepest member (the last) waits for its parents' messages, each
 // after its parent's earlier sends (a binary tree's second child: one; a star's last: all).
@@ -95,12 +90,11 @@ void tree_steps(std::vector<Step>& out, std::uint32_t n, Tree t, bool up) {
 }
 
 Shape shape_of(Op op, Algorithm a, std::uint32_t n, std::uint32_t root,
-               const std::vector<std::vector<std::uint32_t>>& rings, std::uint32_t lanes, std::uint32_t lane) {
+               const std::vector<std::vector<std::uint32_t>>& rings, std::uint32_t lane) {
   Shape s;
   if (n == 1) return s;
   const double part = 1.0 / n;
   const std::uint32_t back = n - 1;
-  (void)lanes;
   auto ring_use = [&](double per_edge) { ring_flows(s.flows, rings[lane % rings.size()], per_edge); };
   switch (op) {
     case Op::AllReduce:
@@ -264,12 +258,11 @@ Estimate flat_estimate(const Topology& topo, const FlatRun& run, std::uint32_t p
   Estimate e;
   const double piece = std::min(run.lane_bytes, static_cast<double>(piece_rows) * cols * 4);
   const double pieces = std::max(1.0, std::ceil(run.lane_bytes / std::max(piece, 1.0)));
-  const double lanes_per_cycle = static_cast<double>(topo.pe.math.lanes);
   for (const auto& group : run.groups) {
     const auto n = static_cast<std::uint32_t>(group.size());
     const auto lanes = static_cast<std::uint32_t>(group.at(0).size());
     for (std::uint32_t l = 0; l < lanes; ++l) {
-      const Shape s = shape_of(run.op, run.algorithm, n, run.root, *run.rings, lanes, l);
+      const Shape s = shape_of(run.op, run.algorithm, n, run.root, *run.rings, l);
       for (const Flow& f : s.flows) net.carry(group[f.from][l], group[f.to][l], f.share * run.lane_bytes);
       // The slowest message of the lane sets each step's time.
       const auto& hbm = topo.cube.hbm;
@@ -285,7 +278,7 @@ Estimate flat_estimate(const Topology& topo, const FlatRun& run, std::uint32_t p
         }
         if (st.reload > 0) chain += 2 * hbm_lat + ceil_div(st.reload * piece, hbm_bw) + ceil_div(b, hbm_bw);
         const double loads = &st == &s.steps.front() ? (st.loads - 1.0) * ceil_div(b, hbm_bw) : 0;
-        chain += std::max((st.sends - 1.0) * free, loads) + arrive + st.adds * std::ceil(b / 4 / lanes_per_cycle);
+        chain += std::max((st.sends - 1.0) * free, loads) + arrive + st.adds * static_cast<double>(topo.math_cycles("add", static_cast<std::uint64_t>(b) / 4));
       }
       const double steps = static_cast<double>(s.steps.size());
       const double lane_time = s.pipelined && steps > 0 ? chain / steps * (steps + pieces - 1) : chain * pieces;
@@ -367,6 +360,10 @@ double lane_bytes_of(const Plan& p, std::uint64_t bytes) {
 
 }  // namespace
 
+Tree tree_of(Algorithm a) {
+  return a == Algorithm::Ring ? Tree::Chain : a == Algorithm::Tree ? Tree::Binary : Tree::Star;
+}
+
 double bus_factor(Op op, std::uint32_t ranks) {
   const double n = ranks;
   if (op == Op::AllReduce) return 2 * (n - 1) / n;
@@ -417,8 +414,7 @@ Estimate estimate(const Topology& topo, const Plan& p, std::uint64_t bytes) {
       add(flat_estimate(topo, {Op::AllReduce, p.across, h.across, 0, &p.across_rings, lane / m}, p.piece_rows, p.cols));
       add(flat_estimate(topo, {Op::AllGather, Algorithm::Ring, h.local, 0, &local_rings, lane}, p.piece_rows, p.cols));
     } else {
-      const Op local_op = p.op;
-      const FlatRun in_sip{local_op, Algorithm::Tree, h.local, 0, &local_rings, lane};
+      const FlatRun in_sip{p.op, Algorithm::Tree, h.local, 0, &local_rings, lane};
       const FlatRun across{p.op, p.across, h.across, 0, &p.across_rings, lane};
       if (p.op == Op::Broadcast) {
         add(flat_estimate(topo, across, p.piece_rows, p.cols));

@@ -8,6 +8,7 @@
 
 #include "base/topology.h"
 #include "kernels/collectives/collective.h"
+#include "kernels/collectives/lane.h"
 
 namespace kb::collectives {
 
@@ -28,6 +29,10 @@ struct Estimate {
   double hbm = 0;        // the first piece in from HBM and the last one out
   double peak_busbw = 0; // bytes per cycle of bus bandwidth the bandwidth term allows
 };
+
+// The tree a broadcast or reduce goes down or up: ring's is a chain, tree's a binary
+// tree, one_shot's a star.
+Tree tree_of(Algorithm a);
 
 // busbw = algbw x bus_factor (nccl-tests): 2(n-1)/n for all_reduce, (n-1)/n for
 // reduce_scatter and all_gather, 1 for broadcast and reduce.
