@@ -36,6 +36,9 @@ const char* cause_name(Cause c);
 inline constexpr std::uint64_t kNoOp = std::numeric_limits<std::uint64_t>::max();
 
 inline constexpr std::uint64_t kNoStep = std::numeric_limits<std::uint64_t>::max();
+// The op of a step that stands for a chain's past in another process of a parallel
+// simulation (docs/parallel.md): its `before` says where that past is (an import's number).
+inline constexpr std::uint64_t kImported = kNoOp - 1;
 
 // A step of a chain: it entered op-log record `op` at `at`, coming from step `before`.
 struct PathStep {
@@ -83,6 +86,14 @@ struct PathAccount {
     std::deque<PathStep>& steps = path_steps();
     steps.push_back({id, at, step});
     step = steps.size() - 1;
+  }
+  // The chain came from another process of a parallel simulation, whose history its step
+  // indexes there: here it goes on from import number `import` (and in no op yet).
+  void imported(std::uint64_t import) {
+    op = kNoOp;
+    if (step == kNoStep || !path_steps_kept()) return;
+    path_steps().push_back({kImported, at, import});
+    step = path_steps().size() - 1;
   }
   std::uint64_t total() const;
 };

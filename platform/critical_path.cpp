@@ -3,6 +3,7 @@
 #include "models/common/path_extension.h"
 
 #include <algorithm>
+#include <stdexcept>
 
 namespace kb {
 
@@ -21,19 +22,28 @@ void keep_slowest(std::optional<PathEnd>& slowest, const PathEnd& device) {
 }
 
 void critical_spans(std::map<std::uint64_t, CriticalSpans>& spans, const PathAccount& path,
-                    const sc_core::sc_time& origin, const sc_core::sc_time& cycle) {
+                    const sc_core::sc_time& origin, const sc_core::sc_time& cycle, std::vector<AwayWalk>* away) {
+  critical_spans_from(spans, path.step, path.at, origin, cycle, away);
+}
+
+void critical_spans_from(std::map<std::uint64_t, CriticalSpans>& spans, std::uint64_t step, std::uint64_t until,
+                         const sc_core::sc_time& origin, const sc_core::sc_time& cycle, std::vector<AwayWalk>* away) {
   auto cycles = [&](std::uint64_t ticks) {
     return static_cast<std::uint64_t>((sc_core::sc_time::from_value(ticks) - origin) / cycle + 0.5);
   };
   std::vector<std::uint64_t> entered;
-  std::uint64_t until = path.at;
-  for (std::uint64_t s = path.step; s < path_steps().size(); s = path_steps()[s].before) {  // newest first
-    const PathStep& step = path_steps()[s];
-    if (step.op != kNoOp && until > step.at) {  // each span ends where the next one began
-      spans[step.op].emplace_back(cycles(step.at), cycles(until));
-      entered.push_back(step.op);
+  for (std::uint64_t s = step; s < path_steps().size(); s = path_steps()[s].before) {  // newest first
+    const PathStep& at = path_steps()[s];
+    if (at.op == kImported) {
+      if (away == nullptr) throw std::logic_error("a chain from another process in a simulation of one");
+      away->push_back({at.before, until});
+      break;
     }
-    until = step.at;
+    if (at.op != kNoOp && until > at.at) {  // each span ends where the next one began
+      spans[at.op].emplace_back(cycles(at.at), cycles(until));
+      entered.push_back(at.op);
+    }
+    until = at.at;
   }
   // Chains of coupled SIPs share their common past: a span two of them went through counts once.
   for (const std::uint64_t op : entered) {

@@ -117,6 +117,7 @@ void RuntimeContext::launch(SipId device, const std::string& name, Kernel kernel
   if (device.value >= topo.system.sips)
     throw RunError("launch of '" + name + "': device " + std::to_string(device.value) +
                    " does not exist (the topology has " + std::to_string(topo.system.sips) + " SIPs)");
+  if (!system_.has(device)) return;
   Sip& sip = system_.sip(device);
   for (std::uint32_t c = 0; c < sip.cube_count(); ++c)
     for (std::uint32_t p = 0; p < topo.cube.pes; ++p) {
@@ -156,7 +157,9 @@ void RuntimeContext::run() {
     std::vector<std::pair<PeCpu*, PeCpu::Program>> programs;
   };
   std::vector<Unit> units;
-  if (coupled && !pending.empty()) {
+  // A process of a split run takes part in the coupled unit even with nothing of its own to run.
+  const bool split = coupled && options_.exchange != nullptr;
+  if (coupled && (!pending.empty() || split)) {
     units.push_back({"devices", {}});
     for (auto& [device, programs] : pending) {
       units.back().name += (units.back().programs.empty() ? " " : ",") + std::to_string(device.value);
@@ -178,8 +181,10 @@ void RuntimeContext::run() {
   for (auto& [name, programs] : units) {
     origin_ = sc_core::sc_time_stamp();
     system_.set_time_origin(origin_);
+    std::optional<SplitRun> share;
+    if (split) share.emplace(system_, *options_.exchange);
     for (auto& [cpu, program] : programs) cpu->load(std::move(program));
-    simulate_unit(name, programs, first_record);
+    simulate_unit(name, programs, first_record, share ? &*share : nullptr);
     // The unit's latency: its last program's end (a link port may still be taking a
     // delivered message's response back then; nothing waits for that).
     std::uint64_t end = ticks(origin_);
@@ -206,12 +211,14 @@ void RuntimeContext::run() {
     // Each SIP's own critical path (a unit holds one SIP, or coupled SIPs).
     std::map<SipId, std::vector<PeCpu*>> cpus;
     for (const auto& [cpu, program] : programs) cpus[cpu->coord().sip].push_back(cpu);
+    std::vector<AwayWalk> away;  // walks that go on in other processes of a split run
     for (const auto& [sip, its] : cpus) {
       const PathEnd path = device_path(its);
       if (options_.op_log != RunOptions::OpLogKept::Nothing)
-        kb::critical_spans(spans_, path.account, origin_, cycle_time(system_.topology()));
+        kb::critical_spans(spans_, path.account, origin_, cycle_time(system_.topology()), &away);
       keep_slowest(slowest_, path);
     }
+    if (share) share->finish_spans(spans_, std::move(away), origin_, cycle_time(system_.topology()));
   }
   if (log_.keeps()) {
     for (const auto& [id, spans] : std::exchange(spans_, {}))
@@ -237,9 +244,9 @@ std::vector<PeCpu*> RuntimeContext::start() {
 
 void RuntimeContext::simulate_unit(const std::string& name,
                                    const std::vector<std::pair<PeCpu*, PeCpu::Program>>& programs,
-                                   std::size_t first_record) {
+                                   std::size_t first_record, SplitRun* split) {
   const sc_core::sc_time cycle = cycle_time(system_.topology());
-  if (options_.max_cycles == 0 && options_.timeout_seconds <= 0) {
+  if (options_.max_cycles == 0 && options_.timeout_seconds <= 0 && split == nullptr) {
     sc_core::sc_start();
     return;
   }
@@ -257,16 +264,25 @@ void RuntimeContext::simulate_unit(const std::string& name,
                          std::to_string(programs.size()) + " PEs still running)",
                      at);
   };
+  auto timed_out = [&] {
+    return options_.timeout_seconds > 0 &&
+           std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start_).count() >=
+               options_.timeout_seconds;
+  };
+  const std::string timeout_why = "the limit of " + units::format_seconds(options_.timeout_seconds) + " s of wall time";
+  const std::string limit_why = "the limit of " + std::to_string(options_.max_cycles) + " simulated cycles";
+  if (split != nullptr) {  // windows in step with the other processes, who stop in the same one
+    const SplitRun::End end = split->simulate(options_.max_cycles ? limit.value() : ~std::uint64_t{0}, timed_out);
+    if (end == SplitRun::End::Timeout) stop(timeout_why);
+    if (end == SplitRun::End::Limit) stop(limit_why);
+    return;
+  }
   while (sc_core::sc_pending_activity()) {
-    if (options_.timeout_seconds > 0 &&
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start_).count() >=
-            options_.timeout_seconds)
-      stop("the limit of " + units::format_seconds(options_.timeout_seconds) + " s of wall time");
+    if (timed_out()) stop(timeout_why);
     // Up to the next event at least (so every call makes progress), never past the limit;
     // on starvation sc_start returns at the last event, so the time stays exact.
     const sc_core::sc_time next = sc_core::sc_time_to_pending_activity();
-    if (sc_core::sc_time_stamp() + next > limit)
-      stop("the limit of " + std::to_string(options_.max_cycles) + " simulated cycles");
+    if (sc_core::sc_time_stamp() + next > limit) stop(limit_why);
     sc_core::sc_start(std::min(std::max(slice, next), limit - sc_core::sc_time_stamp()), sc_core::SC_EXIT_ON_STARVATION);
   }
 }

@@ -12,6 +12,7 @@
 
 #include "kernels/tl/ctx.h"
 #include "platform/critical_path.h"
+#include "platform/split_run.h"
 #include "models/sip/system.h"
 #include "base/device_tensor.h"
 #include "base/npy.h"
@@ -31,6 +32,10 @@ struct RunOptions {
     Nothing,  // no record and no critical-path history
   };
   OpLogKept op_log = OpLogKept::Records;
+  // A process of a run split over processes (docs/parallel.md): how it talks to the
+  // others. Coupled devices (couple_devices) then run on the SIPs the System built here,
+  // in step with the other processes. Null: the whole run is here.
+  PartExchange* exchange = nullptr;
 };
 
 // A run that could not complete: a deadlock, or a placement that does not fit.
@@ -82,7 +87,8 @@ class RuntimeContext {
   HostTensor read(const DeviceTensor& t) const;
   void to_npy(const DeviceTensor& t, const std::string& path) const;
 
-  // Runs `kernel` on every PE of `device` (SPMD) in the next run().
+  // Runs `kernel` on every PE of `device` (SPMD) in the next run(); nothing for a device
+  // another process of a split run simulates (one the System did not build).
   void launch(SipId device, const std::string& name, Kernel kernel);
   template <class F, class... Args>
   void launch(SipId device, const std::string& name, F kernel, Args... args) {
@@ -101,8 +107,9 @@ class RuntimeContext {
   // share nothing, so this is the same machine, and a run split over processes by SIP or
   // group gives the same result (simultaneous events keep their order only within a unit).
   // Coupled devices (couple_devices) are one unit, each SIP in its own dispatch domain,
-  // so a SIP's events keep their order whatever its peers do; each SIP's own critical
-  // path is marked in the op log. Throws tl::KernelError for a kernel's error and
+  // so a SIP's events keep their order whatever its peers do (and whichever process
+  // simulates them: RunOptions::exchange); each SIP's own critical path is marked in the
+  // op log. Throws tl::KernelError for a kernel's error and
   // RunError for a deadlock.
   void run();
   // For a platform that runs the simulation itself (vp::Accelerator): starts every
@@ -128,8 +135,9 @@ class RuntimeContext {
   void place(DeviceTensor::Layout& layout, HbmRegion* region);
   // Simulates the loaded unit (a device, or a group of it) until it runs out of events, or
   // throws RunStopped at a limit.
+  // `split`: the unit's share of a run split over processes.
   void simulate_unit(const std::string& name, const std::vector<std::pair<PeCpu*, PeCpu::Program>>& programs,
-                     std::size_t first_record);
+                     std::size_t first_record, SplitRun* split);
 
   System& system_;
   RunOptions options_;

@@ -29,7 +29,7 @@ struct LinkUse {
 struct Utilisation {
   std::uint64_t cycles = 0;  // the run's latency: busy % = busy_cycles / (cycles * pes)
   std::vector<UseRow> sips, cubes;
-  std::vector<LinkUse> links;
+  std::vector<LinkUse> links{};
 };
 Utilisation utilisation(System& system, std::uint64_t cycles);
 // Link rows by sender, then receiver ("sip1>sip0" before "sip1>switch"): the order of

@@ -11,6 +11,7 @@
 #include "platform/runtime_context.h"
 #include "sc_main/bench.h"
 #include "sc_main/errors.h"
+#include "sc_main/exchange.h"
 #include "sc_main/run_command.h"
 #include "sc_main/sweep.h"
 #include "sc_main/world.h"
@@ -124,6 +125,9 @@ int main(int argc, char** argv) {
   } catch (const sc_core::sc_report& e) {
     std::cerr << "kernbench: simulation error: " << e.what() << "\n";
     return 1;
+  } catch (const PeerStopped& e) {
+    std::cerr << "kernbench: error: " << e.what() << "\n";
+    return kPeerStoppedExit;
   } catch (const std::bad_alloc&) {
     std::cerr << "kernbench: error: out of host memory: the run's host-side tensors (data mode keeps Q, K, V and O, "
                  "and their references, on the host) do not fit this machine; use timing mode, a shorter context or "

@@ -3,6 +3,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <optional>
+
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -13,6 +15,7 @@
 #include "workloads/result.h"
 #include "base/interrupt.h"
 #include "base/op_log_file.h"
+#include "sc_main/exchange.h"
 #include "sc_main/processes.h"
 
 namespace kb::cli {
@@ -72,7 +75,7 @@ std::vector<workloads::SimUnit> parse_units(const std::string& text, std::uint32
 
 std::vector<Json> run_parts(const std::vector<std::string>& args, const std::vector<SipId>& devices,
                             const std::vector<std::vector<workloads::SimUnit>>& parts, OpLog* log,
-                            const std::string& op_log_path) {
+                            const std::string& op_log_path, bool coupled) {
   // A part writes its op log in the format the parent's file has.
   const std::string log_ext = op_log_path.ends_with(".csv") ? ".csv" : ".jsonl";
   const auto scratch = std::filesystem::temp_directory_path() / ("kernbench_jobs_" + std::to_string(::getpid()));
@@ -81,6 +84,8 @@ std::vector<Json> run_parts(const std::vector<std::string>& args, const std::vec
   std::vector<std::unique_ptr<interrupt::RemovedOnInterrupt>> files_removed;
   std::map<pid_t, std::size_t> running;
   std::vector<std::vector<std::string>> commands(parts.size());
+  std::optional<PipeMesh> pipes;
+  if (coupled) pipes.emplace(static_cast<std::uint32_t>(parts.size()));
   for (std::size_t i = 0; i < parts.size(); ++i) {
     const std::string stem = (scratch / std::to_string(i)).string();
     for (const char* ext : {".json", ".jsonl", ".csv", ".log"})
@@ -90,9 +95,20 @@ std::vector<Json> run_parts(const std::vector<std::string>& args, const std::vec
                                            units_text(parts[i]), "--part", stem + ".json"});
     if (log != nullptr) commands[i].insert(commands[i].end(), {"--op-log", stem + ".jsonl"});
     else if (!op_log_path.empty()) commands[i].insert(commands[i].end(), {"--op-log", stem + log_ext});
-    running[spawn_self(commands[i], stem + ".log")] = i;
+    std::vector<std::pair<int, int>> descriptors;
+    if (pipes) {
+      const auto rank = static_cast<std::uint32_t>(i);
+      commands[i].insert(commands[i].end(), {"--exchange", pipes->plan(rank).text()});
+      descriptors = pipes->descriptors(rank);
+    }
+    running[spawn_self(commands[i], stem + ".log", descriptors)] = i;
   }
-  std::string failure;
+  if (pipes) pipes->close();  // the parts hold them now: a part that stops closes its ends
+  auto failed = [&](std::size_t i) {
+    return "--jobs: the part simulating SIP(s) " + units_text(parts[i]) + " failed (" + command_text(commands[i]) +
+           "):\n" + log_tail((scratch / (std::to_string(i) + ".log")).string());
+  };
+  std::string failure, stopped;  // a part's own failure; one that another part's stopped
   while (!running.empty()) {
     int status = 0;
     const pid_t pid = reap(status, true);
@@ -101,10 +117,11 @@ std::vector<Json> run_parts(const std::vector<std::string>& args, const std::vec
     if (it == running.end()) continue;
     const std::size_t i = it->second;
     running.erase(it);
-    if ((!WIFEXITED(status) || WEXITSTATUS(status) != 0) && failure.empty())
-      failure = "--jobs: the part simulating SIP(s) " + units_text(parts[i]) + " failed (" +
-                command_text(commands[i]) + "):\n" + log_tail((scratch / (std::to_string(i) + ".log")).string());
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) continue;
+    std::string& first = WIFEXITED(status) && WEXITSTATUS(status) == kPeerStoppedExit ? stopped : failure;
+    if (first.empty()) first = failed(i);
   }
+  if (failure.empty()) failure = stopped;
   std::vector<Json> out;
   std::vector<std::string> part_logs;
   if (failure.empty())

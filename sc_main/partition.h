@@ -30,10 +30,11 @@ std::vector<workloads::SimUnit> parse_units(const std::string& text, std::uint32
 // Runs `kernbench ARGS --devices ALL --simulate PART --part F` for every part at once
 // and waits; with `log`, the parts also write their op logs, which fill it in device
 // order; with an `op_log_path` instead, their op-log files are joined into that file in
-// device order (concatenate_op_logs), held by no process. Returns the parts. Throws
-// naming the failed part and its last output lines.
+// device order (concatenate_op_logs), held by no process. `coupled`: the parts simulate
+// SIPs that the links couple, talking through pipes (--exchange; sc_main/exchange.h).
+// Returns the parts. Throws naming the failed part and its last output lines.
 std::vector<nlohmann::json> run_parts(const std::vector<std::string>& args, const std::vector<SipId>& devices,
                                       const std::vector<std::vector<workloads::SimUnit>>& parts, OpLog* log,
-                                      const std::string& op_log_path);
+                                      const std::string& op_log_path, bool coupled);
 
 }  // namespace kb::cli

@@ -17,7 +17,8 @@ extern char** environ;
 
 namespace kb::cli {
 
-pid_t spawn_self(const std::vector<std::string>& args, const std::string& log) {
+pid_t spawn_self(const std::vector<std::string>& args, const std::string& log,
+                 const std::vector<std::pair<int, int>>& fds) {
   std::string self = "/proc/self/exe";
   std::vector<std::string> copy = args;
   std::vector<char*> argv{self.data()};
@@ -27,6 +28,7 @@ pid_t spawn_self(const std::vector<std::string>& args, const std::string& log) {
   posix_spawn_file_actions_init(&files);
   posix_spawn_file_actions_addopen(&files, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   posix_spawn_file_actions_adddup2(&files, STDOUT_FILENO, STDERR_FILENO);
+  for (const auto& [from, to] : fds) posix_spawn_file_actions_adddup2(&files, from, to);
   // A worker is a process of its own, not a rank: it does not get the MPI launcher's
   // variables (with them it would try to join the MPI job).
   std::vector<std::string> env;

@@ -4,13 +4,16 @@
 #include <sys/types.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace kb::cli {
 
-// Starts `kernbench ARGS...` with stdout and stderr to `log`; returns its pid. An
-// interrupt of this process stops the worker too, until reap() has collected it.
-pid_t spawn_self(const std::vector<std::string>& args, const std::string& log);
+// Starts `kernbench ARGS...` with stdout and stderr to `log`, and each (from, to) of
+// `fds` as the worker's descriptor `to`; returns its pid. An interrupt of this process
+// stops the worker too, until reap() has collected it.
+pid_t spawn_self(const std::vector<std::string>& args, const std::string& log,
+                 const std::vector<std::pair<int, int>>& fds = {});
 // Waits for a worker to end (`hang`: until one does; else 0 if none has): its pid.
 pid_t reap(int& status, bool hang);
 // The last lines of a worker's log, indented, for an error message.

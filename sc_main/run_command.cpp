@@ -23,6 +23,7 @@
 #include "platform/timeline.h"
 #include "platform/utilisation.h"
 #include "sc_main/errors.h"
+#include "sc_main/exchange.h"
 #include "sc_main/partition.h"
 #include "sc_main/world.h"
 #include "workloads/report.h"
@@ -125,7 +126,8 @@ bool reads(const workloads::Workload& w, const std::string& field) {
 }
 
 // The program's own flags a split run's parent keeps for itself.
-const std::set<std::string> kParentOnly = {"jobs", "json", "op-log", "timeline", "devices", "simulate", "part"};
+const std::set<std::string> kParentOnly = {"jobs",     "json", "op-log",  "timeline",
+                                           "devices",  "simulate", "part", "exchange"};
 
 // The command line of a split run's parts: every flag given, less the parent's own.
 std::vector<std::string> part_command(const po::variables_map& vm) {
@@ -207,7 +209,8 @@ struct RunFlagSet {
       else
         knob_opts.add_options()(flag.c_str(), po::value<std::string>()->default_value(e.knob.fallback), help.c_str());
     }
-    internal.add_options()("simulate", po::value(&q.simulate))("part", po::value(&q.part));
+    internal.add_options()("simulate", po::value(&q.simulate))("part", po::value(&q.part))(
+        "exchange", po::value(&q.exchange));
   }
 };
 
@@ -319,6 +322,18 @@ std::unique_ptr<workloads::Job> configure_job(const RunRequest& q, const workloa
   }
 }
 
+// The SIPs this process builds: all of them, or a part's own; the first part of a run of
+// coupled SIPs also builds those outside the run's devices (messages may pass through).
+std::vector<SipId> built_here(const workloads::Setup& setup, const workloads::Job& job, const PartExchange* exchange) {
+  std::vector<SipId> built;
+  for (const workloads::SimUnit& u : setup.simulate)
+    if (std::find(built.begin(), built.end(), u.sip) == built.end()) built.push_back(u.sip);
+  if (exchange != nullptr && exchange->rank() == 0 && job.couples_sips())
+    for (std::uint32_t s = 0; s < setup.topo->system.sips; ++s)
+      if (std::find(setup.devices.begin(), setup.devices.end(), SipId(s)) == setup.devices.end()) built.emplace_back(s);
+  return built;
+}
+
 }  // namespace
 
 void check_run(const RunRequest& q) {
@@ -355,16 +370,28 @@ int execute_run(const RunRequest& q) {
     if (u.group && *u.group >= job->groups_per_sip())
       throw UsageError("--simulate '" + q.simulate + "': SIP " + std::to_string(u.sip.value) + " has " +
                        std::to_string(job->groups_per_sip()) + " CUBE group(s) in this run, numbered from 0");
+  // How this process talks to the others of a split run while coupled SIPs run.
+  std::optional<PipeExchange> pipes;
+  std::optional<MpiExchange> ranks;
+  if (!q.exchange.empty()) {
+    const std::optional<PipePlan> plan = parse_pipe_plan(q.exchange);
+    if (!plan) throw UsageError("--exchange '" + q.exchange + "': expected RANK,PARTS,FIRST");
+    pipes.emplace(*plan);
+  }
   if (mpi) {  // the rank's part, cut by the job's CUBE groups
     const auto parts = split_units(devices, job->groups_per_sip(), static_cast<std::size_t>(world.size()));
-    if (static_cast<std::size_t>(world.rank()) >= parts.size()) {  // more ranks than parts: nothing to simulate
+    const bool member = static_cast<std::size_t>(world.rank()) < parts.size();
+    World::get().join_parts(member);
+    if (!member) {  // more ranks than parts: nothing to simulate
       world.send(0, "{}");
       return 0;
     }
     setup.simulate = parts[static_cast<std::size_t>(world.rank())];
     job = configure_job(q, setup);
+    ranks.emplace();
   }
-  for (const std::string& note : job->notes()) std::cout << "kernbench: " << note << "\n";
+  if (world.rank() == 0)  // the ranks of an MPI run print one report
+    for (const std::string& note : job->notes()) std::cout << "kernbench: " << note << "\n";
 
   // The op log is kept whole where the timeline, the job or MPI's gather reads it; an
   // --op-log file alone is written as the run goes (OpLogFile) and nothing is kept.
@@ -429,12 +456,13 @@ int execute_run(const RunRequest& q) {
   if (q.jobs > 1) {
     OpLog log;
     const auto parts = run_parts(q.part_command, devices, split_units(devices, job->groups_per_sip(), q.jobs),
-                                 want_log && keep_log ? &log : nullptr, stream_log ? q.op_log : "");
+                                 want_log && keep_log ? &log : nullptr, stream_log ? q.op_log : "", job->couples_sips());
     return finish_parts(parts, log, seconds_since(t0));
   }
   // The process ends with this run: its machine is never taken apart (hundreds of
   // thousands of SystemC objects unregistering one by one), the exit frees it at once.
-  System& system = *new System("system", topo);
+  PartExchange* exchange = pipes ? static_cast<PartExchange*>(&*pipes) : ranks ? &*ranks : nullptr;
+  System& system = *new System("system", topo, false, built_here(setup, *job, exchange));
   const double elaboration_seconds = seconds_since(t0);
   std::optional<Waveform> wave;
   if (!q.vcd.empty()) {
@@ -447,6 +475,7 @@ int execute_run(const RunRequest& q) {
   t0 = std::chrono::steady_clock::now();
   RunOptions run_options = q.limits;
   run_options.data = job->data_mode(q.data);
+  run_options.exchange = exchange;
   run_options.op_log = keep_log ? RunOptions::OpLogKept::Records
                      : stream_log ? RunOptions::OpLogKept::Spans
                                   : RunOptions::OpLogKept::Nothing;

@@ -23,7 +23,7 @@ struct RunRequest {
   std::string json, op_log, timeline, vcd, vcd_filter;
   RunOptions limits;  // max_cycles and timeout_seconds
   std::uint32_t jobs = 1;
-  std::string simulate, part;             // what a part of a --jobs run gets from its parent
+  std::string simulate, part, exchange;   // what a part of a --jobs run gets from its parent
   std::vector<std::string> part_command;  // the command line a split run's parts get
 };
 

@@ -11,6 +11,9 @@ namespace kb::cli {
 
 namespace {
 constexpr int kTag = 7;
+#ifdef KERNBENCH_WITH_MPI
+MPI_Comm parts_comm = MPI_COMM_NULL;
+#endif
 // Set by OpenMPI's launcher (and PMIx-based ones) in every rank it starts.
 bool under_mpirun() { return std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr || std::getenv("PMIX_RANK") != nullptr; }
 }  // namespace
@@ -45,6 +48,7 @@ World::World() {
 
 World::~World() {
 #ifdef KERNBENCH_WITH_MPI
+  if (parts_comm != MPI_COMM_NULL) MPI_Comm_free(&parts_comm);
   if (initialised_) MPI_Finalize();
 #endif
 }
@@ -82,6 +86,35 @@ std::pair<int, std::string> World::receive() const {
   return {status.MPI_SOURCE, text};
 #else
   throw std::logic_error("World::receive in a world of one rank");
+#endif
+}
+
+void World::join_parts(bool member) {
+#ifdef KERNBENCH_WITH_MPI
+  if (!initialised_) return;
+  MPI_Comm_split(MPI_COMM_WORLD, member ? 0 : MPI_UNDEFINED, rank_, &parts_comm);
+  if (parts_comm == MPI_COMM_NULL) return;
+  MPI_Comm_rank(parts_comm, &part_rank_);
+  MPI_Comm_size(parts_comm, &part_count_);
+#else
+  (void)member;
+#endif
+}
+
+std::vector<std::string> World::all_gather_parts(const std::string& mine) const {
+#ifdef KERNBENCH_WITH_MPI
+  if (parts_comm == MPI_COMM_NULL) throw std::logic_error("World::all_gather_parts outside the parts' group");
+  const int n = static_cast<int>(mine.size());
+  std::vector<int> sizes(static_cast<std::size_t>(part_count_)), at(sizes.size(), 0);
+  MPI_Allgather(&n, 1, MPI_INT, sizes.data(), 1, MPI_INT, parts_comm);
+  for (std::size_t i = 1; i < sizes.size(); ++i) at[i] = at[i - 1] + sizes[i - 1];
+  std::string all(static_cast<std::size_t>(at.back() + sizes.back()), '\0');
+  MPI_Allgatherv(mine.data(), n, MPI_CHAR, all.data(), sizes.data(), at.data(), MPI_CHAR, parts_comm);
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < sizes.size(); ++i) out.push_back(all.substr(static_cast<std::size_t>(at[i]), static_cast<std::size_t>(sizes[i])));
+  return out;
+#else
+  return {mine};
 #endif
 }
 

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace kb::cli {
 
@@ -25,9 +26,18 @@ class World {
   std::optional<std::pair<int, std::string>> poll() const;
   std::pair<int, std::string> receive() const;
 
+  // The ranks that simulate a part of a split run, as a group of their own: every rank
+  // calls it once, saying whether it is one of them.
+  void join_parts(bool member);
+  int part_rank() const { return part_rank_; }  // among them
+  int part_count() const { return part_count_; }
+  // Every member's text, in their rank order (every member calls it together).
+  std::vector<std::string> all_gather_parts(const std::string& mine) const;
+
  private:
   World();
   int rank_ = 0, size_ = 1;
+  int part_rank_ = 0, part_count_ = 1;
   bool initialised_ = false;
 };
 

@@ -108,6 +108,9 @@ class Job {
   // no link): a split run may simulate them apart, and the timeline draws a critical path
   // per group. Empty: a SIP is one group.
   virtual std::vector<std::uint32_t> cube_groups() const { return {}; }
+  // Whether its SIPs exchange messages over the links: a split run simulates them in
+  // step (platform/split_run.h).
+  virtual bool couples_sips() const { return false; }
   std::uint32_t groups_per_sip() const {
     const std::vector<std::uint32_t> groups = cube_groups();
     return groups.empty() ? 1 : *std::max_element(groups.begin(), groups.end()) + 1;

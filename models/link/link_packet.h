@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "base/bytes.h"
 #include "base/critical_path.h"
 #include "models/common/message.h"
 
@@ -31,5 +32,9 @@ struct LinkPacket {
   std::vector<LinkCrossing> crossings;
   PathAccount account;  // its critical-path account (docs/critical_path.md)
 };
+
+// Appends p to `out`, and reads one back (for the processes of a parallel simulation).
+void encode(const LinkPacket& p, ByteWriter& out);
+LinkPacket decode_packet(ByteReader& in);
 
 }  // namespace kb

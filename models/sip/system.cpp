@@ -1,12 +1,17 @@
 #include "models/sip/system.h"
 
+#include <algorithm>
+#include <stdexcept>
+
 namespace kb {
 
-System::System(const sc_core::sc_module_name& name, const Topology& topo, bool host_ports)
+System::System(const sc_core::sc_module_name& name, const Topology& topo, bool host_ports, const std::vector<SipId>& only)
     : sc_core::sc_module(name), topo_(topo), graph_(topo_) {
+  sips_.resize(topo_.system.sips);
   for (std::uint32_t s = 0; s < topo_.system.sips; ++s) {
+    if (!only.empty() && std::find(only.begin(), only.end(), SipId(s)) == only.end()) continue;
     const DispatchDomain::Scope domain(DispatchDomain::of(s));
-    sips_.push_back(std::make_unique<Sip>(("sip" + std::to_string(s)).c_str(), topo_, SipId(s), host_ports));
+    sips_[s] = std::make_unique<Sip>(("sip" + std::to_string(s)).c_str(), topo_, SipId(s), host_ports);
   }
   if (graph_.empty()) return;
   auto end = [](std::uint32_t e) { return e == SipGraph::kSwitch ? std::string("switch") : "sip" + std::to_string(e); };
@@ -17,12 +22,24 @@ System::System(const sc_core::sc_module_name& name, const Topology& topo, bool h
   }
   courier_ = [this](std::uint32_t sip, LinkPacket&& p) { deliver_here(sip, std::move(p)); };
   for (auto& sip : sips_)
-    sip->links()->join(graph_, links, [this](std::uint32_t to, LinkPacket&& p) { courier_(to, std::move(p)); });
+    if (sip) sip->links()->join(graph_, links, [this](std::uint32_t to, LinkPacket&& p) { courier_(to, std::move(p)); });
+}
+
+Sip& System::sip(SipId s) {
+  if (!has(s)) throw std::out_of_range("sip" + std::to_string(s.value) + " is not built in this process");
+  return *sips_[s.value];
+}
+
+std::vector<SipId> System::built() const {
+  std::vector<SipId> out;
+  for (std::uint32_t s = 0; s < sips_.size(); ++s)
+    if (sips_[s]) out.emplace_back(s);
+  return out;
 }
 
 void System::for_each_pe(const std::function<void(Pe&)>& visit) {
   for (auto& sip : sips_)
-    for (std::size_t c = 0; c < sip->cube_count(); ++c) {
+    for (std::size_t c = 0; sip && c < sip->cube_count(); ++c) {
       Cube& cube = sip->cube(CubeId(static_cast<std::uint32_t>(c)));
       for (std::size_t p = 0; p < cube.pe_count(); ++p)
         visit(cube.pe(PeId(static_cast<std::uint32_t>(p))));
@@ -37,7 +54,7 @@ void System::record_to(Waveform& wave) {
   wave_ = &wave;
   for (auto& link : links_) link->record_to(wave);
   for (auto& sip : sips_)
-    for (std::uint32_t c = 0; c < sip->cube_count(); ++c) {
+    for (std::uint32_t c = 0; sip && c < sip->cube_count(); ++c) {
       Cube& cube = sip->cube(CubeId(c));
       sip->noc.router(CubeId(c)).record_to(wave);
       cube.fabric.record_to(wave);

@@ -13,11 +13,17 @@ namespace kb {
 class System : public sc_core::sc_module {
  public:
   // `host_ports`: every SIP gets a host port (Sip::host()), for a virtual platform.
-  System(const sc_core::sc_module_name& name, const Topology& topo, bool host_ports = false);
+  // `only`: the SIPs built here (empty: all of the topology's). A process of a run split
+  // over processes builds the SIPs it simulates; the others, and their ends of the links,
+  // are another process's.
+  System(const sc_core::sc_module_name& name, const Topology& topo, bool host_ports = false,
+         const std::vector<SipId>& only = {});
 
   const Topology& topology() const { return topo_; }
-  Sip& sip(SipId s) { return *sips_.at(s.value); }
-  std::size_t sip_count() const { return sips_.size(); }
+  Sip& sip(SipId s);  // throws std::out_of_range for one not built here
+  bool has(SipId s) const { return s.value < sips_.size() && sips_[s.value] != nullptr; }
+  std::vector<SipId> built() const;
+  std::size_t sip_count() const { return sips_.size(); }  // the topology's, built here or not
   Pe& pe(const PeCoord& c) { return sip(c.sip).cube(c.cube).pe(c.pe); }
   Hbm& hbm(const PeCoord& c) { return sip(c.sip).cube(c.cube).hbm(c.pe); }
 
@@ -28,7 +34,7 @@ class System : public sc_core::sc_module {
   // simulation. A parallel simulation sends those of SIPs another process simulates away.
   using Courier = LinkInterface::Courier;
   void set_courier(Courier courier) { courier_ = std::move(courier); }
-  void deliver_here(std::uint32_t sip, LinkPacket&& p) { sips_.at(sip)->links()->inbound().put(std::move(p)); }
+  void deliver_here(std::uint32_t to, LinkPacket&& p) { sip(SipId(to)).links()->inbound().put(std::move(p)); }
 
   // Modelled transactions so far: engine commands served plus HBM accesses.
   std::uint64_t transactions();
@@ -41,7 +47,7 @@ class System : public sc_core::sc_module {
     if (wave_ != nullptr) wave_->set_origin(origin);
   }
 
-  // Visits every PE, SIP by SIP, cube by cube.
+  // Visits every PE built here, SIP by SIP, cube by cube.
   void for_each_pe(const std::function<void(Pe&)>& visit);
 
  private:

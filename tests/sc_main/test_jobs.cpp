@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -92,10 +93,40 @@ TEST(Jobs, SplitBatchedDecodeEqualsTheSingleProcessRun) {
   expect_split_equals_serial("jobs_batch", "--kernel gqa_decode_batch --batch random:24:64-2048:3");
 }
 
+// The SIPs of a collective exchange messages over the links: the parts simulate them in
+// step, window by window, and the critical path goes from part to part.
+TEST(Jobs, SplitCoupledSipsEqualTheSingleProcessRun) {
+  const std::string args = "--kernel collective --bytes 1MiB --algorithm ring";
+  expect_split_equals_serial("jobs_coupled", args, {2, 3, 4});
+  // What the comparison covers: the critical path marks ops of SIPs that different parts
+  // simulate, and link records sit on every SIP.
+  const std::string dir = temp_dir("jobs_coupled_path");
+  ASSERT_EQ(run("run " + args + " --op-log " + dir + "/s.jsonl").code, 0);
+  std::set<std::string> critical_sips, link_sips;
+  std::istringstream in(file_text(dir + "/s.jsonl"));
+  for (std::string line; std::getline(in, line);) {
+    const auto r = nlohmann::json::parse(line);
+    const std::string sip = r.at("pe").get<std::string>().substr(0, 4);
+    if (!r.at("critical").empty()) critical_sips.insert(sip);
+    if (r.at("engine") == "link") link_sips.insert(sip);
+  }
+  EXPECT_EQ(critical_sips, (std::set<std::string>{"sip0", "sip1", "sip2", "sip3"}));
+  EXPECT_EQ(link_sips, critical_sips);
+}
+
+// On a ring of links, messages between SIPs 0 and 2 pass through SIP 1 or 3, which no
+// device of the run holds: the first part simulates them too.
+TEST(Jobs, SplitCoupledSipsPassingThroughOthersEqualTheSingleProcessRun) {
+  expect_split_equals_serial("jobs_coupled_ring",
+                             "--kernel collective --bytes 256KiB --op all_gather --devices 0,2 "
+                             "--set system.links.topology=ring",
+                             {2});
+}
+
 TEST(Jobs, WhatCannotBeSplitIsRefused) {
   Result r = run("run --kernel tiled_gemm --jobs 2");
   EXPECT_EQ(r.code, 2) << r.out;
-  EXPECT_NE(r.out.find("--jobs splits --kernel gqa_decode, gqa_decode_batch and gqa_prefill by SIP and CUBE group; tiled_gemm runs in "
+  EXPECT_NE(r.out.find("--jobs splits --kernel gqa_decode, gqa_decode_batch, gqa_prefill and collective by SIP and CUBE group; tiled_gemm runs in "
                        "one process"),
             std::string::npos)
       << r.out;
@@ -120,16 +151,15 @@ TEST(Jobs, WhatCannotBeSplitIsRefused) {
 namespace kb::test {
 namespace {
 
-// Four ranks over one SIP's four groups of 2 x 2 cubes, which interleave in cube order.
-TEST(Mpi, RunOverRanksEqualsTheSingleProcessRun) {
-  if (const std::string why = mpi_unavailable(); !why.empty()) GTEST_SKIP() << why;
-  const std::string dir = temp_dir("mpi_run");
-  const std::string args =
-      " run --kernel gqa_prefill --seq-len 512 --heads-q 16 --heads-kv 2 --cubes-per-group 4 --devices 0 --json ";
-  const Result serial = run(args + dir + "/s.json --op-log " + dir + "/s.jsonl");
-  const Result ranks = run_shell(mpirun() + " -n 4 " + KERNBENCH_BINARY + args + dir + "/m.json --op-log " + dir + "/m.jsonl");
+// `mpirun -n RANKS kernbench run ARGS` gives the single-process op log, result and report.
+void expect_ranks_equal_serial(const std::string& name, int ranks, const std::string& args) {
+  const std::string dir = temp_dir(name);
+  const std::string run_args = " run " + args + " --json ";
+  const Result serial = run(run_args + dir + "/s.json --op-log " + dir + "/s.jsonl");
+  const Result split = run_shell(mpirun() + " -n " + std::to_string(ranks) + " " + KERNBENCH_BINARY + run_args + dir +
+                                 "/m.json --op-log " + dir + "/m.jsonl");
   ASSERT_EQ(serial.code, 0) << serial.out;
-  ASSERT_EQ(ranks.code, 0) << ranks.out;
+  ASSERT_EQ(split.code, 0) << split.out;
   EXPECT_EQ(file_text(dir + "/m.jsonl"), file_text(dir + "/s.jsonl"));
   auto result = [&](const std::string& f) {
     auto j = nlohmann::json::parse(file_text(dir + "/" + f));
@@ -137,7 +167,20 @@ TEST(Mpi, RunOverRanksEqualsTheSingleProcessRun) {
     return j;
   };
   EXPECT_EQ(result("m.json"), result("s.json"));
-  EXPECT_EQ(model_lines(ranks.out), model_lines(serial.out));
+  EXPECT_EQ(model_lines(split.out), model_lines(serial.out));
+}
+
+// Four ranks over one SIP's four groups of 2 x 2 cubes, which interleave in cube order.
+TEST(Mpi, RunOverRanksEqualsTheSingleProcessRun) {
+  if (const std::string why = mpi_unavailable(); !why.empty()) GTEST_SKIP() << why;
+  expect_ranks_equal_serial("mpi_run", 4,
+                            "--kernel gqa_prefill --seq-len 512 --heads-q 16 --heads-kv 2 --cubes-per-group 4 --devices 0");
+}
+
+// Three ranks over four coupled SIPs: parts of two SIPs and of one, in step through MPI.
+TEST(Mpi, CoupledRunOverRanksEqualsTheSingleProcessRun) {
+  if (const std::string why = mpi_unavailable(); !why.empty()) GTEST_SKIP() << why;
+  expect_ranks_equal_serial("mpi_coupled", 3, "--kernel collective --bytes 1MiB --algorithm two_shot");
 }
 
 TEST(Mpi, BenchOverRanksWritesTheSingleProcessRows) {

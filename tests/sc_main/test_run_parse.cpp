@@ -65,7 +65,7 @@ TEST(RunParse, LimitsAndTheirErrors) {
 
 TEST(RunParse, SplitRunsAreCheckedAndTheirPartsGetTheRestOfTheCommandLine) {
   EXPECT_EQ(usage_error({"--kernel", "tiled_gemm", "--jobs", "2"}),
-            "--jobs splits --kernel gqa_decode, gqa_decode_batch and gqa_prefill by SIP and CUBE group; tiled_gemm runs in "
+            "--jobs splits --kernel gqa_decode, gqa_decode_batch, gqa_prefill and collective by SIP and CUBE group; tiled_gemm runs in "
             "one process");
   EXPECT_EQ(usage_error({"--jobs", "2", "--data"}),
             "--jobs splits timing-mode runs; --data, --inputs, --outputs, --check and --vcd run in one process");

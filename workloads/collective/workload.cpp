@@ -56,6 +56,8 @@ class CollectiveJob : public Job {
             (c_.request.algorithm == cl::Algorithm::Auto ? " (auto)" : "")};
   }
 
+  bool couples_sips() const override { return devices_.size() > 1; }
+
   void decide(const Topology& topo) { plan_ = cl::make_plan(topo, c_.request); }
 
   Result run(RuntimeContext& rt) override {
@@ -179,6 +181,8 @@ class Collective : public Workload {
     return "a collective (all_reduce, ...) over the SIPs' links or a SIP's NOC: time, algbw, busbw and their peaks";
   }
   std::vector<const KnobSet*> knobs() const override { return {&collective_knobs(), &size_knobs(), &check_knobs()}; }
+  // Its SIPs are coupled: a split run simulates them in step (platform/split_run.h).
+  bool splits_by_sip() const override { return true; }
 
   std::unique_ptr<Job> configure(const Values& v, const Setup& setup) const override {
     const Topology& topo = *setup.topo;
