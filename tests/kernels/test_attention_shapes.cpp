@@ -5,7 +5,7 @@
 
 #include "tests/kernels/gqa_support.h"
 #include "tests/kernels/tl_support.h"
-#include "workloads/attention/model_presets.h"
+#include "workloads/models/model_presets.h"
 #include "workloads/gqa_prefill/prefill_run.h"
 
 namespace kb {
@@ -50,26 +50,26 @@ void decode_matches(Machine& m, const gqa::AttentionShape& a, std::uint64_t s, s
 class Preset : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(Preset, PrefillMatchesTheReference) {
-  const gqa::ModelPreset p = gqa::model_preset(GetParam());
+  const workloads::ModelPreset p = workloads::model_preset(GetParam());
   Machine m("llama70b_4sip", true);
   prefill_matches(m, heads(p.heads_q, p.heads_kv, p.head_dim, DType::bf16), 512);
 }
 
 TEST_P(Preset, DecodeOneTokenMatchesTheReference) {
-  const gqa::ModelPreset p = gqa::model_preset(GetParam());
+  const workloads::ModelPreset p = workloads::model_preset(GetParam());
   Machine m("llama70b_4sip", true);
   decode_matches(m, heads(p.heads_q, p.heads_kv, p.head_dim, DType::bf16), 1000, 1);
 }
 
 TEST_P(Preset, DecodeFourTokensMatchesTheReference) {
-  const gqa::ModelPreset p = gqa::model_preset(GetParam());
+  const workloads::ModelPreset p = workloads::model_preset(GetParam());
   Machine m("llama70b_4sip", true);
   decode_matches(m, heads(p.heads_q, p.heads_kv, p.head_dim, DType::fp32), 1000, 4);
 }
 
 std::vector<std::string> preset_names() {
   std::vector<std::string> out;
-  for (const gqa::ModelPreset& p : gqa::model_presets(gqa::presets_file())) out.push_back(p.name);
+  for (const workloads::ModelPreset& p : workloads::model_presets(workloads::presets_file())) out.push_back(p.name);
   return out;
 }
 

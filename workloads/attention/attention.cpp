@@ -7,7 +7,7 @@
 #include <random>
 
 #include "base/dp_policy.h"
-#include "workloads/attention/model_presets.h"
+#include "workloads/models/model_presets.h"
 
 namespace kb::gqa {
 
@@ -172,7 +172,7 @@ AttentionShape shape_of(const workloads::Values& v, std::uint32_t t_q, bool cont
   a.h_kv = v.count32("heads_kv", 0, 4096);
   a.d = v.count32("head_dim", 0, 1u << 16);
   if (v.given("model")) {  // the preset's heads and head_dim, where no flag gives them
-    const ModelPreset m = model_preset(v.text("model"));
+    const workloads::ModelPreset m = workloads::model_preset(v.text("model"));
     a.model = m.name;
     if (!v.given("heads_q")) a.h_q = m.heads_q;
     if (!v.given("heads_kv")) a.h_kv = m.heads_kv;
