@@ -469,7 +469,7 @@ const char* Topology::link_kind_name(SystemSpec::Links::Kind kind) {
 
 const std::vector<std::string>& Topology::math_ops() {
   static const std::vector<std::string> ops = {"add", "sub", "mul", "div", "max",
-                                               "exp", "where", "copy", "fma"};
+                                               "exp", "where", "copy", "fma", "rsqrt"};
   return ops;
 }
 

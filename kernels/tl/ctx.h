@@ -113,6 +113,7 @@ class Ctx {
   // a * b + c, b and c broadcast (one fused multiply-add per element).
   Tensor fma(const Tensor& a, const Tensor& b, const Tensor& c, const Tensor* out = nullptr);
   Tensor exp(const Tensor& a, const Tensor* out = nullptr);
+  Tensor rsqrt(const Tensor& a, const Tensor* out = nullptr);  // 1 / sqrt(a)
   // exp(a - b) with b broadcast; 0 where a is -inf (so an empty softmax state, m = -inf,
   // contributes nothing and never makes NaN).
   Tensor exp_diff(const Tensor& a, const Tensor& b, const Tensor* out = nullptr);

@@ -76,6 +76,7 @@ Tensor Ctx::mul(const Tensor& a, float scalar, const Tensor* out) {
   return math(MathOp::Scale, "scale", a, nullptr, nullptr, out, scalar);
 }
 Tensor Ctx::exp(const Tensor& a, const Tensor* out) { return math(MathOp::Exp, "exp", a, nullptr, nullptr, out); }
+Tensor Ctx::rsqrt(const Tensor& a, const Tensor* out) { return math(MathOp::Rsqrt, "rsqrt", a, nullptr, nullptr, out); }
 Tensor Ctx::exp_diff(const Tensor& a, const Tensor& b, const Tensor* out) {
   return math(MathOp::ExpDiff, "exp_diff", a, &b, nullptr, out);
 }

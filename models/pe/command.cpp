@@ -17,7 +17,7 @@ const char* engine_name(EngineKind e) {
 const char* math_op_name(MathOp op) {
   static const char* names[] = {"add",    "sub",    "mul",   "div",  "maximum", "exp",     "where",
                                 "copy",   "scale",  "rowmax", "rowsum", "trans", "fill", "exp_diff",
-                                "causal_bias", "causal_mask", "fma"};
+                                "causal_bias", "causal_mask", "fma", "rsqrt"};
   return names[static_cast<int>(op)];
 }
 
@@ -40,6 +40,7 @@ const char* math_cost_key(MathOp op) {
     case MathOp::Trans:
     case MathOp::Fill: return "copy";
     case MathOp::Fma: return "fma";
+    case MathOp::Rsqrt: return "rsqrt";
   }
   return "copy";
 }

@@ -66,8 +66,9 @@ enum class MathOp : std::uint8_t {
   CausalBias,  // 0 where key (col) position <= query (row) position, else -inf
   CausalMask,  // in0 where key position <= query position, else -inf (the bias applied in place)
   Fma,         // in0 * in1 + in2 (a fused multiply-add)
+  Rsqrt,       // 1 / sqrt(in0) (a normalisation's scale)
 };
-inline constexpr std::size_t kMathOps = static_cast<std::size_t>(MathOp::Fma) + 1;
+inline constexpr std::size_t kMathOps = static_cast<std::size_t>(MathOp::Rsqrt) + 1;
 const char* math_op_name(MathOp op);
 // The topology's pe.math.cycles key whose cost the op pays per lane-op.
 const char* math_cost_key(MathOp op);

@@ -58,6 +58,7 @@ void PeMath::compute(PeTcm& tcm, const Command& cmd) {
     case MathOp::Div: each([&](auto r, auto c) { return x.at(r, c) / y.at(r, c); }); break;
     case MathOp::Maximum: each([&](auto r, auto c) { return std::max(x.at(r, c), y.at(r, c)); }); break;
     case MathOp::Exp: each([&](auto r, auto c) { return std::exp(x.at(r, c)); }); break;
+    case MathOp::Rsqrt: each([&](auto r, auto c) { return 1.0f / std::sqrt(x.at(r, c)); }); break;
     case MathOp::Where: each([&](auto r, auto c) { return x.at(r, c) != 0 ? y.at(r, c) : z.at(r, c); }); break;
     case MathOp::Copy: each([&](auto r, auto c) { return x.at(r, c); }); break;
     case MathOp::Scale: each([&](auto r, auto c) { return x.at(r, c) * cmd.scalar; }); break;

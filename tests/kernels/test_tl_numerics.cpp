@@ -82,7 +82,7 @@ TEST_P(MathNumerics, ElementwiseReductionsTransposeCastMatchReference) {
   const DeviceTensor dx = place_on_pe(m, "x", x, dt), dy = place_on_pe(m, "y", y, dt);
   const DeviceTensor drow = place_on_pe(m, "row", row, dt), dcol = place_on_pe(m, "col", col, dt);
   std::map<std::string, DeviceTensor> out;
-  for (const char* n : {"add", "sub", "mul", "div", "maximum", "exp", "where", "scale", "fma", "causal_mask", "max1",
+  for (const char* n : {"add", "sub", "mul", "div", "maximum", "exp", "rsqrt", "where", "scale", "fma", "causal_mask", "max1",
                         "sum1", "max_into", "max0", "sum0", "trans", "view", "rows"}) {
     const bool t = std::string(n) == "trans";
     const Shape s = std::string(n) == "max1" || std::string(n) == "sum1" || std::string(n) == "max_into" ? Shape{32, 1}
@@ -103,6 +103,7 @@ TEST_P(MathNumerics, ElementwiseReductionsTransposeCastMatchReference) {
     put("div", tl.div(tx, tr));
     put("maximum", tl.maximum(tx, ty));
     put("exp", tl.exp(tx));
+    put("rsqrt", tl.rsqrt(tl.exp(tx)));   // of a positive value
     put("where", tl.where(tl.maximum(tx, tl.full({1, 1}, 0.0f)), tx, ty));  // x > 0 ? x : y
     put("scale", tl.mul(tx, 0.125f));
     put("fma", tl.fma(tx, ty, tr));      // x * y + row
@@ -135,6 +136,7 @@ TEST_P(MathNumerics, ElementwiseReductionsTransposeCastMatchReference) {
   expect("div", [&](auto r, auto c) { return X(r, c) / row.data[r]; }, 16, 40);
   expect("maximum", [&](auto r, auto c) { return std::max(X(r, c), Y(r, c)); }, 16, 40);
   expect("exp", [&](auto r, auto c) { return std::exp(X(r, c)); }, 16, 40);
+  expect("rsqrt", [&](auto r, auto c) { return 1 / std::sqrt(std::exp(X(r, c))); }, 16, 40);
   expect("where", [&](auto r, auto c) { return X(r, c) > 0 ? X(r, c) : Y(r, c); }, 16, 40);
   expect("scale", [&](auto r, auto c) { return X(r, c) * 0.125; }, 16, 40);
   expect("fma", [&](auto r, auto c) { return X(r, c) * Y(r, c) + row.data[r]; }, 16, 40);

@@ -54,7 +54,7 @@ TEST(ModelPresets, TheWeightsAddUpToThePublishedParameterCounts) {
   const ModelPreset big = workloads::model_preset("llama3.1-405b");
   EXPECT_TRUE(big.rope_scaling.on());
   EXPECT_EQ(big.rope_scaling.factor, 8.0);
-  EXPECT_EQ(big.rope_scaling.original_max_position, 8192u);
+  EXPECT_EQ(big.rope_scaling.original_max_position, 8192.0);
   EXPECT_FALSE(workloads::model_preset("llama3-70b").rope_scaling.on());
   const ModelPreset falcon = workloads::model_preset("falcon-7b");
   EXPECT_EQ(falcon.block, workloads::BlockKind::Parallel);

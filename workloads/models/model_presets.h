@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "kernels/nn/rope.h"
+
 namespace kb::workloads {
 
 enum class NormKind : std::uint8_t { Rms, Layer };          // RMSNorm, or LayerNorm (with a bias)
@@ -16,20 +18,12 @@ const char* norm_name(NormKind k);
 const char* mlp_name(MlpKind k);
 const char* block_name(BlockKind k);
 
-// Llama 3.1's RoPE frequency scaling (config.json's rope_scaling, rope_type "llama3").
-struct RopeScaling {
-  double factor = 0;  // 0: none
-  double low_freq_factor = 1, high_freq_factor = 4;
-  std::uint32_t original_max_position = 8192;
-  bool on() const { return factor > 0; }
-};
-
 struct ModelPreset {
   std::string name;
   std::uint32_t heads_q = 0, heads_kv = 0, head_dim = 0;
   std::uint32_t hidden = 0, intermediate = 0, layers = 0, vocab = 0;
   double rope_theta = 10000;
-  RopeScaling rope_scaling;
+  nn::RopeScaling rope_scaling;  // config.json's rope_scaling of rope_type "llama3"
   double norm_eps = 1e-5;
   NormKind norm = NormKind::Rms;
   MlpKind mlp = MlpKind::SwiGlu;
