@@ -131,6 +131,8 @@ class Ctx {
   // axis 1: [rows, 1]; 0: [1, cols] (or into `out`).
   Tensor max(const Tensor& x, int axis, const Tensor* out = nullptr);
   Tensor sum(const Tensor& x, int axis, const Tensor* out = nullptr);
+  // The index of the largest value (the first of equals), as fp32: exact below 2^24.
+  Tensor argmax(const Tensor& x, int axis, const Tensor* out = nullptr);
   Tensor trans(const Tensor& x);                                // a real transpose
   Tensor view(const Tensor& x, const Shape& shape);             // same bytes, new shape
   Tensor rows(const Tensor& x, std::uint32_t begin, std::uint32_t count);  // a row slice, no copy

@@ -20,5 +20,8 @@ Tensor Ctx::reduce(MathOp op, Name kind, const Tensor& x, int axis, const Tensor
 
 Tensor Ctx::max(const Tensor& x, int axis, const Tensor* out) { return reduce(MathOp::RowMax, "max", x, axis, out); }
 Tensor Ctx::sum(const Tensor& x, int axis, const Tensor* out) { return reduce(MathOp::RowSum, "sum", x, axis, out); }
+Tensor Ctx::argmax(const Tensor& x, int axis, const Tensor* out) {
+  return reduce(MathOp::RowArgMax, "argmax", x, axis, out);
+}
 
 }  // namespace kb::tl

@@ -17,7 +17,7 @@ const char* engine_name(EngineKind e) {
 const char* math_op_name(MathOp op) {
   static const char* names[] = {"add",    "sub",    "mul",   "div",  "maximum", "exp",     "where",
                                 "copy",   "scale",  "rowmax", "rowsum", "trans", "fill", "exp_diff",
-                                "causal_bias", "causal_mask", "fma", "rsqrt"};
+                                "causal_bias", "causal_mask", "fma", "rsqrt", "argmax"};
   return names[static_cast<int>(op)];
 }
 
@@ -30,7 +30,8 @@ const char* math_cost_key(MathOp op) {
     case MathOp::Scale: return "mul";
     case MathOp::Div: return "div";
     case MathOp::Maximum:
-    case MathOp::RowMax: return "max";
+    case MathOp::RowMax:
+    case MathOp::RowArgMax: return "max";
     case MathOp::Exp:
     case MathOp::ExpDiff: return "exp";
     case MathOp::CausalBias:

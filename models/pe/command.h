@@ -67,8 +67,9 @@ enum class MathOp : std::uint8_t {
   CausalMask,  // in0 where key position <= query position, else -inf (the bias applied in place)
   Fma,         // in0 * in1 + in2 (a fused multiply-add)
   Rsqrt,       // 1 / sqrt(in0) (a normalisation's scale)
+  RowArgMax,   // the index of the largest value along a row (or down a column), the first on ties
 };
-inline constexpr std::size_t kMathOps = static_cast<std::size_t>(MathOp::Rsqrt) + 1;
+inline constexpr std::size_t kMathOps = static_cast<std::size_t>(MathOp::RowArgMax) + 1;
 const char* math_op_name(MathOp op);
 // The topology's pe.math.cycles key whose cost the op pays per lane-op.
 const char* math_cost_key(MathOp op);

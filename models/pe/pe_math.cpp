@@ -78,6 +78,21 @@ void PeMath::compute(PeTcm& tcm, const Command& cmd) {
         return cmd.k_pos0 + static_cast<std::int64_t>(c) > q ? -std::numeric_limits<float>::infinity() : keep;
       });
       break;
+    case MathOp::RowArgMax: {
+      // out is [rows, 1] or [1, cols]: the index along the reduced axis, as a float (exact
+      // below 2^24).
+      std::vector<float> best(out.size(), -std::numeric_limits<float>::infinity());
+      std::fill(out.begin(), out.end(), 0.0f);
+      for (std::uint32_t r = 0; r < x.rows; ++r)
+        for (std::uint32_t c = 0; c < x.cols; ++c) {
+          const std::size_t at = o.cols == 1 ? r : c;
+          if (x.at(r, c) > best[at]) {
+            best[at] = x.at(r, c);
+            out[at] = static_cast<float>(o.cols == 1 ? c : r);
+          }
+        }
+      break;
+    }
     case MathOp::RowMax:
     case MathOp::RowSum: {
       const bool is_max = cmd.op == MathOp::RowMax;

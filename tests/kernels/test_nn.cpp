@@ -3,12 +3,15 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <algorithm>
 #include <functional>
 
+#include "kernels/nn/kv_cache.h"
 #include "kernels/nn/linear.h"
 #include "kernels/nn/norm.h"
 #include "kernels/nn/pointwise.h"
 #include "kernels/nn/rope.h"
+#include "kernels/nn/vocab.h"
 #include "tests/kernels/tl_support.h"
 
 namespace kb {
@@ -222,6 +225,79 @@ TEST(NnNumerics, LinearStreamsNnLinearWeightsAndAddsTheBias) {
   EXPECT_LE(test::max_abs_diff(m.rt.read(dy).data, ref), (in + 1) * kEps * worst);
 }
 
+// The embedding table split over 2 cubes x 2 PEs (16 rows each): the tokens' rows come
+// from this PE's shard and from others', exactly.
+TEST(NnNumerics, EmbeddingLoadsTheTokensRows) {
+  Machine m("small_1sip_2x2x2", true);
+  const HostTensor table = test::random_host({64, 256}, 12);
+  const DeviceTensor dt = m.rt.from_host("table", table, DType::fp32, DPPolicy::shard2d(2, 2));
+  const std::vector<std::uint64_t> ids = {3, 40, 17, 63, 3};
+  const DeviceTensor out = m.rt.empty("out", {5, 256}, DType::fp32, here());
+  m.rt.launch(SipId(0), "embed", test::on_pe(kPe, [&](tl::Ctx& tl) { tl.store(out, {0, 5}, nn::embed(tl, dt, ids)); }));
+  m.rt.run();
+  const HostTensor got = m.rt.read(out);
+  for (std::size_t t = 0; t < ids.size(); ++t)
+    for (std::size_t c = 0; c < 256; ++c) ASSERT_EQ(got.data[t * 256 + c], table.data[ids[t] * 256 + c]) << t << ", " << c;
+}
+
+// A head's new K rows (a column view of the projections) into a bf16 cache sharded over
+// two PEs, at rows that run across the shards' boundary: one store per run in a shard.
+TEST(NnNumerics, KvAppendWritesTheRowsOfThePageTableInTheCachesDtype) {
+  Machine m("small_1sip_2x2x2", true);
+  const HostTensor x = test::random_host({4, 128}, 13);
+  const DeviceTensor dx = m.rt.from_host("x", x, DType::fp32, here());
+  const DeviceTensor cache = m.rt.empty("k_cache", {64, 64}, DType::bf16, DPPolicy::shard2d(1, 2));  // 32 rows a PE
+  const std::vector<std::uint64_t> rows = {30, 31, 32, 50};
+  m.rt.launch(SipId(0), "append", test::on_pe(kPe, [&](tl::Ctx& tl) {
+    nn::kv_append(tl, tl.cols(tl.load(dx, {0, 4}), 64, 64), cache, rows);  // head 1 of 2
+  }));
+  m.rt.run();
+  const HostTensor got = m.rt.read(cache);
+  for (std::size_t r = 0; r < 64; ++r) {
+    const auto at = std::find(rows.begin(), rows.end(), r);
+    for (std::size_t c = 0; c < 64; ++c) {
+      const float want = at == rows.end() ? 0.0f : bf16_to_fp32(fp32_to_bf16(x.data[(at - rows.begin()) * 128 + 64 + c]));
+      ASSERT_EQ(got.data[r * 64 + c], want) << r << ", " << c;
+    }
+  }
+  const auto stores = m.rt.op_log().select("dma", "store");
+  ASSERT_EQ(stores.size(), 3u) << "rows 30-31 in shard 0, 32 and 50 in shard 1 apart";
+  EXPECT_EQ(stores[0]->bytes, 2u * 64 * 2);
+  EXPECT_EQ(m.rt.op_log().select("math", "cast").size(), 1u);
+}
+
+// The LM head on a slice of the vocabulary starting at token 1000: each token's largest
+// logit and its id.
+TEST(NnNumerics, LmHeadPicksTheLargestLogitsToken) {
+  const std::uint32_t t = 3, hidden = 256, vocab = 300;
+  Machine m("small_1sip_2x2x2", true);
+  const HostTensor x = test::as_bf16(test::random_host({t, hidden}, 14));
+  const HostTensor w = test::as_bf16(test::random_host({vocab, hidden}, 15));
+  const DeviceTensor dx = m.rt.from_host("x", x, DType::bf16, here()), dw = m.rt.from_host("w", w, DType::bf16, here());
+  const DeviceTensor out = m.rt.empty("pick", {t, 2}, DType::fp32, here());
+  m.rt.launch(SipId(0), "lm_head", test::on_pe(kPe, [&](tl::Ctx& tl) {
+    tl.store(out, {0, t}, nn::lm_head_pick(tl, tl.load(dx, {0, t}), tl.ref(dw, {0, vocab}), 1000, 64));
+  }));
+  m.rt.run();
+  const HostTensor got = m.rt.read(out);
+  for (std::uint32_t r = 0; r < t; ++r) {
+    std::vector<double> logits(vocab, 0.0), mags(vocab, 0.0);
+    for (std::uint32_t v = 0; v < vocab; ++v)
+      for (std::uint32_t k = 0; k < hidden; ++k) {
+        logits[v] += double(x.data[r * hidden + k]) * w.data[v * hidden + k];
+        mags[v] += std::abs(double(x.data[r * hidden + k]) * w.data[v * hidden + k]);
+      }
+    const auto best = std::max_element(logits.begin(), logits.end()) - logits.begin();
+    std::vector<double> sorted = logits;
+    std::sort(sorted.rbegin(), sorted.rend());
+    // An fp32 sum of `hidden` exact bf16 products: within hidden units of its magnitudes.
+    const double bound = hidden * kEps * mags[best];
+    ASSERT_GT(sorted[0] - sorted[1], 2 * bound) << "a clear winner, beyond fp32 roundoff";
+    EXPECT_EQ(got.data[r * 2 + 1], 1000.0f + static_cast<float>(best)) << r;
+    EXPECT_NEAR(got.data[r * 2], sorted[0], bound) << r;
+  }
+}
+
 // ---- cycles ----------------------------------------------------------------------------
 
 // One MATH command of an op as the formula sees it: its cost key, elements (and row
@@ -352,6 +428,61 @@ TEST(NnCycles, RopeIsFourCommandsAHead) {
   }
   expect_math_chain({{t, heads * d}, {t, d / 2}, {t, d / 2}},
                     [&](tl::Ctx& tl, const auto& in) { return nn::rope(tl, in[0], in[1], in[2], heads, d); }, steps);
+}
+
+// A token's row is one load: from this PE's own shard, its HBM latency and the row's bytes
+// on the channel; the loads of T tokens follow one another on the channel's wire.
+TEST(NnCycles, EmbeddingIsALoadPerToken) {
+  Machine m("small_1sip_2x2x2", false);
+  const DeviceTensor table = m.rt.empty("table", {64, 256}, DType::fp32, here());
+  const std::vector<std::uint64_t> ids = {3, 40, 17, 63};
+  m.rt.launch(SipId(0), "embed", test::on_pe(kPe, [&](tl::Ctx& tl) { nn::embed(tl, table, ids); }));
+  m.rt.run();
+  const auto loads = m.rt.op_log().select("dma", "load");
+  ASSERT_EQ(loads.size(), ids.size());
+  for (const OpRecord* l : loads) EXPECT_EQ(l->bytes, 256u * 4);
+  EXPECT_EQ(loads.back()->end, loads.front()->start + 120 + ids.size() * 1024 / 64);
+}
+
+// The append: one cast of the head's [T, d] columns to the cache's dtype, then one store
+// of the run of rows: its HBM latency and its bytes on the channel.
+TEST(NnCycles, KvAppendIsACastAndAStorePerRun) {
+  const std::uint32_t t = 8, d = 128;
+  Machine m("small_1sip_2x2x2", false);
+  const DeviceTensor x = m.rt.empty("x", {t, 2 * d}, DType::fp32, here());
+  const DeviceTensor cache = m.rt.empty("v_cache", {64, d}, DType::bf16, here());
+  m.rt.launch(SipId(0), "append", test::on_pe(kPe, [&](tl::Ctx& tl) {
+    nn::kv_append(tl, tl.cols(tl.load(x, {0, t}), 0, d), cache, {16, 17, 18, 19, 20, 21, 22, 23});
+  }));
+  m.rt.run();
+  const auto& log = m.rt.op_log();
+  const OpRecord& cast = *log.select("math", "cast").at(0);
+  EXPECT_EQ(cast.end - cast.start, m.topo.math_cycles("copy", t * d));
+  ASSERT_EQ(log.select("dma", "store").size(), 1u);
+  const OpRecord& store = *log.select("dma", "store").at(0);
+  EXPECT_EQ(store.bytes, std::uint64_t{t} * d * 2);
+  EXPECT_EQ(store.start, cast.end) << "it stores what the cast wrote";
+  EXPECT_EQ(store.end - store.start, 120 + store.bytes / 64);
+}
+
+// The LM head: the composite, then the max and the argmax of each token's logits (a row
+// reduce over the slice: `max`'s cost and tree), and the id's offset.
+TEST(NnCycles, LmHeadPickIsTheLogitsReducedTwice) {
+  const std::uint32_t t = 2, hidden = 256, vocab = 512;
+  Machine m("small_1sip_2x2x2", false);
+  const DeviceTensor x = m.rt.empty("x", {t, hidden}, DType::bf16, here());
+  const DeviceTensor w = m.rt.empty("w", {vocab, hidden}, DType::bf16, here());
+  m.rt.launch(SipId(0), "lm_head", test::on_pe(kPe, [&](tl::Ctx& tl) {
+    nn::lm_head_pick(tl, tl.load(x, {0, t}), tl.ref(w, {0, vocab}), 0, 128);
+  }));
+  m.rt.run();
+  const auto math = m.rt.op_log().select("math");
+  ASSERT_EQ(math.size(), 4u);
+  const std::vector<std::string> kinds = {"max", "argmax", "fill", "add"};
+  for (std::size_t i = 0; i < kinds.size(); ++i) EXPECT_EQ(math[i]->kind, kinds[i]) << i;
+  for (std::size_t i = 0; i < 2; ++i)
+    EXPECT_EQ(math[i]->end - math[i]->start, m.topo.math_cycles("max", t * vocab, vocab)) << i;
+  EXPECT_EQ(math[0]->start, m.rt.op_log().select("gemm", "composite").at(0)->end) << "as the logits are in";
 }
 
 // linear is one composite: W's rows stream in tiles through two staging buffers, the DMA

@@ -83,10 +83,12 @@ TEST_P(MathNumerics, ElementwiseReductionsTransposeCastMatchReference) {
   const DeviceTensor drow = place_on_pe(m, "row", row, dt), dcol = place_on_pe(m, "col", col, dt);
   std::map<std::string, DeviceTensor> out;
   for (const char* n : {"add", "sub", "mul", "div", "maximum", "exp", "rsqrt", "where", "scale", "fma", "causal_mask", "max1",
-                        "sum1", "max_into", "max0", "sum0", "trans", "view", "rows"}) {
+                        "sum1", "max_into", "max0", "sum0", "argmax1", "argmax0", "trans", "view", "rows"}) {
     const bool t = std::string(n) == "trans";
-    const Shape s = std::string(n) == "max1" || std::string(n) == "sum1" || std::string(n) == "max_into" ? Shape{32, 1}
-                    : std::string(n) == "max0" || std::string(n) == "sum0" ? Shape{2, 40}
+    const Shape s = std::string(n) == "max1" || std::string(n) == "sum1" || std::string(n) == "max_into" ||
+                            std::string(n) == "argmax1"
+                        ? Shape{32, 1}
+                    : std::string(n) == "max0" || std::string(n) == "sum0" || std::string(n) == "argmax0" ? Shape{2, 40}
                     : t ? Shape{80, 16} : std::string(n) == "rows" ? Shape{10, 40} : Shape{32, 40};
     out[n] = m.rt.empty(n, s, DType::fp32, one_pe());
   }
@@ -116,6 +118,8 @@ TEST_P(MathNumerics, ElementwiseReductionsTransposeCastMatchReference) {
     put("sum1", tl.sum(tx, 1));
     put("max0", tl.max(tx, 0));
     put("sum0", tl.sum(tx, 0));
+    put("argmax1", tl.argmax(tx, 1));
+    put("argmax0", tl.argmax(tx, 0));
     put("trans", tl.trans(tx));
     put("view", tl.cast(tl.view(tl.view(tx, {40, 16}), {16, 40}), DType::fp32));
     put("rows", tl.cast(tl.rows(tx, 3, 5), DType::fp32));
@@ -152,6 +156,8 @@ TEST_P(MathNumerics, ElementwiseReductionsTransposeCastMatchReference) {
   expect("sum1", [&](auto r, auto) { double v = 0; for (int c = 0; c < 40; ++c) v += X(r, c); return v; }, 16, 1);
   expect("max0", [&](auto, auto c) { double v = -1e30; for (int r = 0; r < 16; ++r) v = std::max(v, X(r, c)); return v; }, 1, 40);
   expect("sum0", [&](auto, auto c) { double v = 0; for (int r = 0; r < 16; ++r) v += X(r, c); return v; }, 1, 40);
+  expect("argmax1", [&](auto r, auto) { int b = 0; for (int c = 1; c < 40; ++c) if (X(r, c) > X(r, b)) b = c; return double(b); }, 16, 1);
+  expect("argmax0", [&](auto, auto c) { int b = 0; for (int r = 1; r < 16; ++r) if (X(r, c) > X(b, c)) b = r; return double(b); }, 1, 40);
   expect("trans", [&](auto r, auto c) { return X(c, r); }, 40, 16);
   expect("view", [&](auto r, auto c) { return X(r, c); }, 16, 40);
   expect("rows", [&](auto r, auto c) { return X(r + 3, c); }, 5, 40);

@@ -109,6 +109,25 @@ TEST(PagedKv, ABatchOfOneSpreadsOverEveryRankAsDecodeDoes) {
   EXPECT_DOUBLE_EQ(kv.imbalance(), 1.0);
 }
 
+// Every position of every request has its own cache row, inside the pages of its rank,
+// at its offset in its page: what the decode reads as the request's rows.
+TEST(PagedKv, EachPositionHasOneCacheRowInItsPage) {
+  const std::vector<std::uint64_t> lens{1, 100, 64, 65, 500};
+  const PagedKv kv = allocate_pages(lens, 64, 4);
+  const std::uint64_t rank_rows = 64 * 8;
+  std::set<std::uint64_t> seen;
+  for (std::uint32_t q = 0; q < lens.size(); ++q)
+    for (std::uint64_t p = 0; p < lens[q]; ++p) {
+      const std::uint64_t row = kv.cache_row(q, p, rank_rows);
+      EXPECT_TRUE(seen.insert(row).second) << "request " << q << " position " << p;
+      const std::uint32_t rank = static_cast<std::uint32_t>(row / rank_rows), slot = static_cast<std::uint32_t>(row % rank_rows / 64);
+      const Page& page = kv.ranks.at(rank).at(slot);
+      EXPECT_EQ(page.request, q);
+      EXPECT_EQ(page.row0 + row % 64, p);
+    }
+  EXPECT_EQ(seen.size(), 1u + 100 + 64 + 65 + 500);
+}
+
 TEST(PagedKv, BadInputAndAFullChannelAreRefused) {
   EXPECT_THROW(allocate_pages({10, 0}, 64, 8), ConfigError);
   EXPECT_THROW(allocate_pages({10}, 0, 8), ConfigError);

@@ -27,7 +27,7 @@ std::vector<std::vector<BatchPiece>> pieces_of(const PagedKv& kv, std::uint64_t 
         mine.back().rows.count += page.rows;  // the request's pages fill whole slots but its last
         continue;
       }
-      mine.push_back({page.request, {r * rank_rows + static_cast<std::uint64_t>(slot) * kv.page_rows, page.rows}, page.row0});
+      mine.push_back({page.request, {kv.cache_row(page.request, page.row0, rank_rows), page.rows}, page.row0});
     }
   return out;
 }

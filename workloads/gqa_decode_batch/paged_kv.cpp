@@ -32,6 +32,11 @@ double PagedKv::imbalance() const {
   return total == 0 ? 1.0 : static_cast<double>(most) * static_cast<double>(ranks.size()) / static_cast<double>(total);
 }
 
+std::uint64_t PagedKv::cache_row(std::uint32_t request, std::uint64_t position, std::uint64_t rank_rows) const {
+  const PageRef& page = tables.at(request).at(position / page_rows);
+  return page.rank * rank_rows + static_cast<std::uint64_t>(page.slot) * page_rows + position % page_rows;
+}
+
 PagedKv allocate_pages(const std::vector<std::uint64_t>& lens, std::uint32_t page_rows, std::uint32_t ranks) {
   if (page_rows == 0) throw ConfigError("{page_rows} 0: a page holds at least one row", true);
   if (ranks == 0) throw ConfigError("a paged KV cache needs at least one rank");

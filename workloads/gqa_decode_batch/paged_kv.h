@@ -30,6 +30,10 @@ struct PagedKv {
   std::vector<std::vector<PageRef>> tables;  // per request: its page table, in row order
 
   std::uint64_t rows(std::uint32_t rank) const;  // the KV rows a rank holds
+  // The row of a KV head's K (and V) tensor, [ranks x rank_rows, d] with rank r's pages
+  // from row r x rank_rows in slot order, that holds `position` of `request`: where the
+  // step's KV-cache append writes it (kernels/nn/kv_cache.h) and the decode reads it.
+  std::uint64_t cache_row(std::uint32_t request, std::uint64_t position, std::uint64_t rank_rows) const;
   std::uint64_t pages() const;
   double imbalance() const;  // the most rows of a rank over the mean (1: perfect)
 };
