@@ -16,6 +16,7 @@
 #include "sc_main/sweep.h"
 #include "sc_main/world.h"
 #include "workloads/models/model_presets.h"
+#include "workloads/models/tp_plan.h"
 
 namespace kb::cli {
 namespace po = boost::program_options;
@@ -64,17 +65,21 @@ int cmd_topology(const std::vector<std::string>& args) {
 
 int cmd_models(const std::vector<std::string>& args) {
   if (!args.empty()) throw UsageError("models takes no arguments");
-  std::cout << "model presets (" << workloads::presets_file() << "), for run --model NAME:\n";
-  std::printf("  %-14s %7s %6s %5s %4s %4s %4s %6s %7s %5s %6s %10s %9s\n", "model", "params", "layers", "H_q", "H_kv",
-              "G", "d", "hidden", "inter", "norm", "mlp", "block", "vocab");
+  const Topology topo = Topology::load(KERNBENCH_DEFAULT_TOPOLOGY);
+  std::cout << "model presets (" << workloads::presets_file() << "), for run --model NAME; SIPs: the fewest SIPs of "
+            << topo.name << " that hold the weights, tensor-parallel:\n";
+  std::printf("  %-14s %7s %4s %6s %5s %4s %4s %4s %6s %7s %5s %6s %10s %9s\n", "model", "params", "SIPs", "layers", "H_q",
+              "H_kv", "G", "d", "hidden", "inter", "norm", "mlp", "block", "vocab");
   for (const workloads::ModelPreset& m : workloads::model_presets()) {
     const std::string g = std::to_string(m.heads_q / m.heads_kv);
     char params[16];
     const double n = static_cast<double>(m.parameters());
     if (n >= 1e9) std::snprintf(params, sizeof params, "%.2fB", n / 1e9);
     else std::snprintf(params, sizeof params, "%.2fM", n / 1e6);
-    std::printf("  %-14s %7s %6u %5u %4u %4s %4u %6u %7u %5s %6s %10s %9u\n", m.name.c_str(), params, m.layers, m.heads_q,
-                m.heads_kv, g.c_str(), m.head_dim, m.hidden, m.intermediate, workloads::norm_name(m.norm),
+    const std::uint32_t sips = workloads::min_sips(m, topo);
+    const std::string sips_text = sips ? std::to_string(sips) : "-";
+    std::printf("  %-14s %7s %4s %6u %5u %4u %4s %4u %6u %7u %5s %6s %10s %9u\n", m.name.c_str(), params, sips_text.c_str(),
+                m.layers, m.heads_q, m.heads_kv, g.c_str(), m.head_dim, m.hidden, m.intermediate, workloads::norm_name(m.norm),
                 workloads::mlp_name(m.mlp), workloads::block_name(m.block), m.vocab);
   }
   std::cout << std::flush;
