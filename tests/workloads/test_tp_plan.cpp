@@ -40,10 +40,10 @@ TEST(TpPlan, Llama70bOnFourSipsSplitsHeadsAndTheMlp) {
   EXPECT_EQ(p.share.mlp, 28672u / 4);
   EXPECT_EQ(p.pes, 128u);
   EXPECT_EQ(p.vocab_rows_per_pe, (128256u + 511) / 512);
-  // A PE's channel: per layer ceil(2560/128) QKV rows, 64 rows of W_o's 2048 columns, 56
-  // rows each of W_gate and W_up, 64 rows of W_down's 7168 columns, and two norms; then
-  // its 251 rows of the embedding table and of the LM head, and the final norm.
-  const std::uint64_t layer = (20 * 8192 + 64 * 2048 + 2 * 56 * 8192 + 64 * 7168 + 2 * 8192) * 2;
+  // A PE's channel: per layer ceil(2560/128) QKV rows, 16 of W_o's 2048 columns, 56 rows
+  // each of W_gate and W_up, 56 of W_down's 7168 columns (of 8192 each), and two norms;
+  // then its 251 rows of the embedding table and of the LM head, and the final norm.
+  const std::uint64_t layer = (20 * 8192 + 16 * 8192 + 2 * 56 * 8192 + 56 * 8192 + 2 * 8192) * 2;
   EXPECT_EQ(p.weight_bytes_per_channel, 80 * layer + (2 * 251 * 8192 + 8192) * 2);
   EXPECT_LT(p.weight_bytes_per_channel, p.channel_capacity);
   EXPECT_EQ(p.kv_bytes_per_token, 2u * 80 * 2 * 128 * 2);

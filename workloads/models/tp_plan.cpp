@@ -37,11 +37,11 @@ TpPlan plan(const ModelPreset& m, const Topology& topo, std::uint32_t sips) {
   const std::uint64_t norms = (m.block == BlockKind::Parallel ? 1 : 2) * norm;
   const std::uint64_t bias = m.qkv_bias ? s.qkv_rows : 0;
   p.layer_bytes_per_sip = (s.qkv_rows * h + h * s.o_cols + mlp_mats * s.mlp * h + norms + bias) * kWeightBytes;
-  // The fullest PE: each linear's rows dealt over the SIP's PEs (W_o and W_down by their h
-  // output rows of the SIP's columns), the norms with every PE that normalises.
-  const std::uint64_t per_pe_layer = (ceil_div(s.qkv_rows, p.pes) * h + ceil_div(h, p.pes) * s.o_cols +
-                                      (mlp_mats - 1) * ceil_div(s.mlp, p.pes) * h + ceil_div(h, p.pes) * s.mlp +
-                                      norms + ceil_div(bias, p.pes)) *
+  // The fullest PE: the column-parallel linears' rows dealt over the SIP's PEs, the
+  // row-parallel ones' columns (W_o's and W_down's: a PE's partial sums, all-reduced over
+  // every PE), the norms with every PE that normalises.
+  const std::uint64_t per_pe_layer = (ceil_div(s.qkv_rows, p.pes) * h + ceil_div(s.o_cols, p.pes) * h +
+                                      mlp_mats * ceil_div(s.mlp, p.pes) * h + norms + ceil_div(bias, p.pes)) *
                                      kWeightBytes;
   p.vocab_rows_per_pe = ceil_div(m.vocab, std::uint64_t{sips} * p.pes);
   const std::uint64_t vocab_tables = m.tied_embeddings ? 1 : 2;

@@ -1,9 +1,10 @@
 #pragma once
 // Megatron-style tensor parallelism of a model over the run's SIPs (docs/models.md,
 // Tensor-parallel placement): what each SIP and each of its PEs holds, and whether it
-// fits the HBM channels. Within a SIP every linear is split by output rows over its PEs,
-// each PE streaming its rows from its own channel; the vocabulary (embedding and LM head)
-// is split over every PE of the run.
+// fits the HBM channels. Within a SIP the column-parallel linears are split by output
+// rows over its PEs and the row-parallel ones by input columns, each PE streaming its
+// share from its own channel; the vocabulary (embedding and LM head) is split over every
+// PE of the run.
 #include <cstdint>
 #include <string>
 

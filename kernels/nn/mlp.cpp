@@ -1,0 +1,33 @@
+#include "kernels/nn/mlp.h"
+
+#include "kernels/nn/linear.h"
+#include "kernels/nn/norm.h"
+#include "kernels/nn/pointwise.h"
+
+namespace kb::nn {
+
+tl::Tensor mlp_block(tl::Ctx& tl, const tl::Tensor& x, const MlpShare& w, const collectives::Plan& all_reduce,
+                     const std::vector<DeviceTensor>& buffers) {
+  const DeviceTensor& buffer = buffers.at(tl.sip().value);
+  const RowRange mine = tl.shard_rows(buffer);
+  {
+    const auto scope = tl.scratch_scope();
+    // The GEMMs take the weights' dtype in (bf16 in, fp32 out: the engine's).
+    const tl::Tensor n = tl.cast(rms_norm(tl, x, w.norm, w.eps), w.up.dtype());
+    const tl::Tensor up = linear(tl, n, w.up);
+    tl::Tensor hidden;
+    if (w.gate.valid()) {
+      const tl::Tensor gate = linear(tl, n, w.gate);
+      hidden = w.act == Activation::Silu ? swiglu(tl, gate, up) : geglu(tl, gate, up);
+    } else {
+      hidden = w.act == Activation::Silu ? silu(tl, up) : gelu(tl, up);
+    }
+    // Its features' share of the output: hidden [B, i] x (W_down's columns)^T [i, h].
+    const tl::Tensor partial = tl.composite(tl.cast(hidden, w.down_t.dtype()), w.down_t);
+    tl.store(buffer, mine, partial);
+  }
+  collectives::run(tl, all_reduce, buffers);
+  return residual(tl, x, tl.load(buffer, mine));
+}
+
+}  // namespace kb::nn

@@ -1,0 +1,34 @@
+#pragma once
+// A decoder layer's MLP block on one PE's share of the intermediate features
+// (docs/models.md, Tensor-parallel placement): the PE normalises its copy of x, computes
+// its features of the gate and up projections, activates them, and multiplies them by
+// its columns of W_down, a partial sum of the whole output; an all-reduce over every PE
+// of the block (inside the SIPs and over their links) adds the partials, and every PE
+// ends with x + MLP(norm(x)), the next block's input, whole.
+#include <vector>
+
+#include "kernels/collectives/collective.h"
+#include "kernels/tl/ctx.h"
+
+namespace kb::nn {
+
+enum class Activation { Silu, Gelu };
+
+// This PE's weights.
+struct MlpShare {
+  tl::Tensor norm;      // [1, h] RMSNorm weight, in TCM
+  tl::Tensor up;        // ref: [i, h], its i rows of W_up
+  tl::Tensor gate;      // ref: [i, h], its rows of W_gate (none for an ungated MLP: act(up))
+  tl::Tensor down_t;    // ref: [i, h], its i columns of W_down, transposed
+  Activation act = Activation::Silu;
+  float eps = 1e-5f;
+};
+
+// x [B, h] in TCM on every PE of the plan's ranks (one PE a rank); `buffers`: per SIP an
+// fp32 tensor whose PE shards are [B, h] each, the all-reduce's buffer. The GEMMs take
+// their inputs in the weights' dtype (the normalised x and the activated features are
+// converted); everything else is fp32. Returns [B, h].
+tl::Tensor mlp_block(tl::Ctx& tl, const tl::Tensor& x, const MlpShare& w, const collectives::Plan& all_reduce,
+                     const std::vector<DeviceTensor>& buffers);
+
+}  // namespace kb::nn

@@ -1,0 +1,113 @@
+// A decoder layer's blocks over every PE of two SIPs coupled by their links
+// (kernels/nn/mlp.h): each PE's share of the intermediate features, then an all-reduce of
+// the partial sums over all of them; every PE ends with the block's output, which fp64
+// on the host matches.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "kernels/collectives/plan.h"
+#include "kernels/nn/mlp.h"
+#include "tests/kernels/tl_support.h"
+
+namespace kb {
+namespace {
+
+using test::Machine;
+constexpr double kEps = 1.0 / (1 << 24);
+
+TEST(NnBlocks, TheMlpBlockOverTwoSipsIsTheHostsFp64) {
+  // Two SIPs of 2 x 2 cubes of one PE (a group of 4 cubes is a 2 x 2 rectangle).
+  Machine m("tiny_2sip_4x1x1", true, {"sip.mesh.x=2", "sip.mesh.y=2"});
+  const Topology& topo = m.topo;
+  const std::uint32_t b = 2, h = 256, inter = 512, sips = 2, pes = topo.pes_per_sip();  // 4 PEs a SIP
+  const std::uint32_t mine = inter / (sips * pes);                                      // 64 features a PE
+  const HostTensor x = test::random_host({b, h}, 21), norm = test::random_host({1, h}, 22);
+  const HostTensor gate = test::as_bf16(test::random_host({inter, h}, 23, 0.1f));
+  const HostTensor up = test::as_bf16(test::random_host({inter, h}, 24, 0.1f));
+  const HostTensor down = test::as_bf16(test::random_host({h, inter}, 25, 0.1f));
+  // Per SIP: its features' rows of W_gate and W_up and columns of W_down (transposed),
+  // dealt over its PEs; x and the norm on every PE; the all-reduce's buffer.
+  auto rows_of = [&](const HostTensor& t, std::uint32_t first, std::uint32_t count) {
+    HostTensor out;
+    out.shape = {count, t.shape[1]};
+    out.data.assign(t.data.begin() + first * t.shape[1], t.data.begin() + (first + count) * t.shape[1]);
+    return out;
+  };
+  HostTensor down_t;
+  down_t.shape = {inter, h};
+  for (std::uint32_t f = 0; f < inter; ++f)
+    for (std::uint32_t k = 0; k < h; ++k) down_t.data.push_back(down.data[k * inter + f]);
+  HostTensor x_every, norm_every;
+  std::vector<DeviceTensor> xs, norms, gates, ups, downs, buffers, outs;
+  for (std::uint32_t s = 0; s < sips; ++s) {
+    const SipId sip(s);
+    const DPPolicy every = DPPolicy::replicate(pes, 1), dealt = DPPolicy::shard2d(pes, 1);
+    xs.push_back(m.rt.from_host("x", x, DType::fp32, every, sip));
+    norms.push_back(m.rt.from_host("norm", norm, DType::fp32, every, sip));
+    gates.push_back(m.rt.from_host("gate", rows_of(gate, s * pes * mine, pes * mine), DType::bf16, dealt, sip));
+    ups.push_back(m.rt.from_host("up", rows_of(up, s * pes * mine, pes * mine), DType::bf16, dealt, sip));
+    downs.push_back(m.rt.from_host("down_t", rows_of(down_t, s * pes * mine, pes * mine), DType::bf16, dealt, sip));
+    buffers.push_back(m.rt.empty("partial", {pes * b, h}, DType::fp32, dealt, sip));
+    outs.push_back(m.rt.empty("y", {pes * b, h}, DType::fp32, dealt, sip));
+  }
+  collectives::Request q;
+  q.ranks = collectives::ranks_of_pes(topo, {SipId(0), SipId(1)});
+  q.bytes = std::uint64_t{b} * h * 4;
+  q.cols = h;
+  const collectives::Plan plan = collectives::make_plan(topo, q);
+  for (std::uint32_t s = 0; s < sips; ++s)
+    m.rt.launch(SipId(s), "mlp", [&, s](tl::Ctx& tl) {
+      nn::MlpShare w;
+      w.norm = tl.load(norms[s], tl.shard_rows(norms[s]));
+      w.gate = tl.ref(gates[s], tl.shard_rows(gates[s]));
+      w.up = tl.ref(ups[s], tl.shard_rows(ups[s]));
+      w.down_t = tl.ref(downs[s], tl.shard_rows(downs[s]));
+      const tl::Tensor y = nn::mlp_block(tl, tl.load(xs[s], tl.shard_rows(xs[s])), w, plan, buffers);
+      tl.store(outs[s], tl.shard_rows(outs[s]), y);
+    });
+  m.rt.couple_devices();
+  m.rt.run();
+  // fp64: n = rms_norm(x), y = x + W_down (silu(W_gate n) * W_up n), with n and the
+  // activated features rounded to bf16 where the PEs convert them for their GEMMs.
+  auto bf16 = [](double v) { return double(bf16_to_fp32(fp32_to_bf16(static_cast<float>(v)))); };
+  std::vector<double> ref;
+  double scale = 0;
+  for (std::uint32_t r = 0; r < b; ++r) {
+    double ss = 0;
+    for (std::uint32_t k = 0; k < h; ++k) ss += double(x.data[r * h + k]) * x.data[r * h + k];
+    std::vector<double> n(h), act(inter);
+    for (std::uint32_t k = 0; k < h; ++k) n[k] = bf16(x.data[r * h + k] / std::sqrt(ss / h + 1e-5) * norm.data[k]);
+    for (std::uint32_t f = 0; f < inter; ++f) {
+      double g = 0, u = 0;
+      for (std::uint32_t k = 0; k < h; ++k) g += n[k] * gate.data[f * h + k], u += n[k] * up.data[f * h + k];
+      act[f] = bf16(g / (1 + std::exp(-g)) * u);
+    }
+    for (std::uint32_t k = 0; k < h; ++k) {
+      double y = x.data[r * h + k], mags = std::abs(y);
+      for (std::uint32_t f = 0; f < inter; ++f) {
+        y += act[f] * down.data[k * inter + f];
+        mags += std::abs(act[f] * down.data[k * inter + f]);
+      }
+      ref.push_back(y);
+      scale = std::max(scale, mags);
+    }
+  }
+  // Every PE holds the whole output. Past the two conversions (which the reference makes
+  // too, and which land on the same bf16 values for these inputs) it is fp32 (bf16 weights
+  // are exact in it): the down projection's sum of 512 terms, the all-reduce's 8 partials
+  // and the residual, within that many units of roundoff of the terms' magnitudes.
+  for (std::uint32_t s = 0; s < sips; ++s) {
+    const HostTensor got = m.rt.read(outs[s]);
+    for (std::uint32_t p = 0; p < pes; ++p) {
+      const std::vector<float> one(got.data.begin() + p * b * h, got.data.begin() + (p + 1) * b * h);
+      EXPECT_LE(test::max_abs_diff(one, ref), (inter + 8 + 1) * kEps * scale)
+          << "sip " << s << " pe " << p;
+    }
+  }
+  // The partials crossed the links: the all-reduce's messages are in the op log.
+  EXPECT_FALSE(m.rt.op_log().select("link").empty());
+}
+
+}  // namespace
+}  // namespace kb
