@@ -13,21 +13,21 @@ tl::Tensor mlp_block(tl::Ctx& tl, const tl::Tensor& x, const MlpShare& w, const 
   {
     const auto scope = tl.scratch_scope();
     // The GEMMs take the weights' dtype in (bf16 in, fp32 out: the engine's).
-    const tl::Tensor n = tl.cast(rms_norm(tl, x, w.norm, w.eps), w.up.dtype());
-    const tl::Tensor up = linear(tl, n, w.up);
+    const tl::Tensor n = tl.cast(rms_norm(tl, x, w.norm, w.eps), w.up_t.dtype());
+    const tl::Tensor up = linear(tl, n, w.up_t);
     tl::Tensor hidden;
-    if (w.gate.valid()) {
-      const tl::Tensor gate = linear(tl, n, w.gate);
+    if (w.gate_t.valid()) {
+      const tl::Tensor gate = linear(tl, n, w.gate_t);
       hidden = w.act == Activation::Silu ? swiglu(tl, gate, up) : geglu(tl, gate, up);
     } else {
       hidden = w.act == Activation::Silu ? silu(tl, up) : gelu(tl, up);
     }
     // Its features' share of the output: hidden [B, i] x (W_down's columns)^T [i, h].
-    const tl::Tensor partial = tl.composite(tl.cast(hidden, w.down_t.dtype()), w.down_t);
-    tl.store(buffer, mine, partial);
+    const tl::Tensor partial = linear(tl, tl.cast(hidden, w.down_t.dtype()), w.down_t);
+    tl.store(buffer, mine, tl.view(partial, {static_cast<std::int64_t>(mine.count), buffer.cols()}));
   }
   collectives::run(tl, all_reduce, buffers);
-  return residual(tl, x, tl.load(buffer, mine));
+  return residual(tl, x, tl.view(tl.load(buffer, mine), x.shape()));
 }
 
 }  // namespace kb::nn

@@ -17,15 +17,16 @@ enum class Activation { Silu, Gelu };
 // This PE's weights.
 struct MlpShare {
   tl::Tensor norm;      // [1, h] RMSNorm weight, in TCM
-  tl::Tensor up;        // ref: [i, h], its i rows of W_up
-  tl::Tensor gate;      // ref: [i, h], its rows of W_gate (none for an ungated MLP: act(up))
-  tl::Tensor down_t;    // ref: [i, h], its i columns of W_down, transposed
+  tl::Tensor up_t;      // ref: [h, i], its i outputs of W_up, as W_up^T's columns (nn::linear)
+  tl::Tensor gate_t;    // ref: [h, i], the same of W_gate (none for an ungated MLP: act(up))
+  tl::Tensor down_t;    // ref: [i, h], its i columns of W_down, transposed: W_down^T's rows
   Activation act = Activation::Silu;
   float eps = 1e-5f;
 };
 
 // x [B, h] in TCM on every PE of the plan's ranks (one PE a rank); `buffers`: per SIP an
-// fp32 tensor whose PE shards are [B, h] each, the all-reduce's buffer. The GEMMs take
+// fp32 tensor whose PE shards hold B x h values each (in rows of the plan's `cols`: narrow
+// rows let the all-reduce pipeline its pieces), the all-reduce's buffer. The GEMMs take
 // their inputs in the weights' dtype (the normalised x and the activated features are
 // converted); everything else is fp32. Returns [B, h].
 tl::Tensor mlp_block(tl::Ctx& tl, const tl::Tensor& x, const MlpShare& w, const collectives::Plan& all_reduce,

@@ -14,9 +14,9 @@ tl::Tensor embed(tl::Ctx& tl, const DeviceTensor& table, const std::vector<std::
   return out;
 }
 
-tl::Tensor lm_head_pick(tl::Ctx& tl, const tl::Tensor& x, const tl::Tensor& w, std::uint64_t first_id,
+tl::Tensor lm_head_pick(tl::Ctx& tl, const tl::Tensor& x, const tl::Tensor& w_t, std::uint64_t first_id,
                         std::uint32_t tile_rows) {
-  const tl::Tensor logits = linear(tl, x, w, nullptr, tile_rows);
+  const tl::Tensor logits = linear(tl, x, w_t, nullptr, tile_rows);
   const tl::Tensor pick = tl.empty({x.rows(), 2}, DType::fp32, "pick");
   const tl::Tensor best = tl.cols(pick, 0, 1), id = tl.cols(pick, 1, 1);
   tl.max(logits, 1, &best);

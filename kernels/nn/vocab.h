@@ -13,10 +13,11 @@ namespace kb::nn {
 // loaded into one [T, hidden] buffer of the table's dtype, a load per token.
 tl::Tensor embed(tl::Ctx& tl, const DeviceTensor& table, const std::vector<std::uint64_t>& ids);
 
-// The LM head on this PE's slice of the vocabulary: logits = x W^T for W's rows
-// [first_id, first_id + rows) (a ref), and per token the largest logit and its token id:
+// The LM head on this PE's slice of the vocabulary: logits = x W^T for W^T's columns
+// [first_id, first_id + cols) (a ref [hidden, cols], nn::linear), and per token the
+// largest logit and its token id:
 // [T, 2] (logit, id as fp32, exact below 2^24). The run's pick is the best of the slices'.
-tl::Tensor lm_head_pick(tl::Ctx& tl, const tl::Tensor& x, const tl::Tensor& w, std::uint64_t first_id,
-                        std::uint32_t tile_rows = 128);
+tl::Tensor lm_head_pick(tl::Ctx& tl, const tl::Tensor& x, const tl::Tensor& w_t, std::uint64_t first_id,
+                        std::uint32_t tile_rows = 0);
 
 }  // namespace kb::nn

@@ -159,6 +159,7 @@ class Ctx {
   // A scratch buffer, not filled (an op's `out`).
   Tensor empty(const Shape& shape, DType dtype = DType::fp32, const std::string& name = "");
   const TcmUse& tcm_use() const { return use_; }
+  std::uint64_t tcm_capacity() const { return topo_.pe.tcm_bytes; }
 
   // Names the kernel phase the PE's program enters now (e.g. "sweep", "ring step 3"):
   // an op-log record of engine "phase" from now to the next phase or the kernel's end.

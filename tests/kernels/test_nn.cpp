@@ -200,12 +200,16 @@ TEST(NnNumerics, LinearStreamsNnLinearWeightsAndAddsTheBias) {
   Machine m("small_1sip_2x2x2", true);
   const HostTensor x = test::as_bf16(test::random_host({t, in}, 9)), w = test::as_bf16(test::random_host({out, in}, 10));
   const HostTensor b = test::random_host({1, out}, 11);
-  const DeviceTensor dx = m.rt.from_host("x", x, DType::bf16, here()), dw = m.rt.from_host("w", w, DType::bf16, here());
+  HostTensor w_t;  // W^T [in, out], as the host lays the weights out for nn::linear
+  w_t.shape = {in, out};
+  for (std::uint32_t k = 0; k < in; ++k)
+    for (std::uint32_t o = 0; o < out; ++o) w_t.data.push_back(w.data[o * in + k]);
+  const DeviceTensor dx = m.rt.from_host("x", x, DType::bf16, here()), dw = m.rt.from_host("w_t", w_t, DType::bf16, here());
   const DeviceTensor db = m.rt.from_host("b", b, DType::fp32, here());
   const DeviceTensor dy = m.rt.empty("y", {t, out}, DType::fp32, here());
   m.rt.launch(SipId(0), "linear", test::on_pe(kPe, [&](tl::Ctx& tl) {
     const tl::Tensor bias = tl.load(db, {0, 1});
-    tl.store(dy, {0, t}, nn::linear(tl, tl.load(dx, {0, t}), tl.ref(dw, {0, out}), &bias, 32));
+    tl.store(dy, {0, t}, nn::linear(tl, tl.load(dx, {0, t}), tl.ref(dw, {0, in}), &bias, 32));
   }));
   m.rt.run();
   std::vector<double> ref;
@@ -273,10 +277,14 @@ TEST(NnNumerics, LmHeadPicksTheLargestLogitsToken) {
   Machine m("small_1sip_2x2x2", true);
   const HostTensor x = test::as_bf16(test::random_host({t, hidden}, 14));
   const HostTensor w = test::as_bf16(test::random_host({vocab, hidden}, 15));
-  const DeviceTensor dx = m.rt.from_host("x", x, DType::bf16, here()), dw = m.rt.from_host("w", w, DType::bf16, here());
+  HostTensor w_t;  // the LM head's W^T [hidden, vocab]
+  w_t.shape = {hidden, vocab};
+  for (std::uint32_t k = 0; k < hidden; ++k)
+    for (std::uint32_t v = 0; v < vocab; ++v) w_t.data.push_back(w.data[v * hidden + k]);
+  const DeviceTensor dx = m.rt.from_host("x", x, DType::bf16, here()), dw = m.rt.from_host("w_t", w_t, DType::bf16, here());
   const DeviceTensor out = m.rt.empty("pick", {t, 2}, DType::fp32, here());
   m.rt.launch(SipId(0), "lm_head", test::on_pe(kPe, [&](tl::Ctx& tl) {
-    tl.store(out, {0, t}, nn::lm_head_pick(tl, tl.load(dx, {0, t}), tl.ref(dw, {0, vocab}), 1000, 64));
+    tl.store(out, {0, t}, nn::lm_head_pick(tl, tl.load(dx, {0, t}), tl.ref(dw, {0, hidden}), 1000, 64));
   }));
   m.rt.run();
   const HostTensor got = m.rt.read(out);
@@ -471,9 +479,9 @@ TEST(NnCycles, LmHeadPickIsTheLogitsReducedTwice) {
   const std::uint32_t t = 2, hidden = 256, vocab = 512;
   Machine m("small_1sip_2x2x2", false);
   const DeviceTensor x = m.rt.empty("x", {t, hidden}, DType::bf16, here());
-  const DeviceTensor w = m.rt.empty("w", {vocab, hidden}, DType::bf16, here());
+  const DeviceTensor w = m.rt.empty("w_t", {hidden, vocab}, DType::bf16, here());
   m.rt.launch(SipId(0), "lm_head", test::on_pe(kPe, [&](tl::Ctx& tl) {
-    nn::lm_head_pick(tl, tl.load(x, {0, t}), tl.ref(w, {0, vocab}), 0, 128);
+    nn::lm_head_pick(tl, tl.load(x, {0, t}), tl.ref(w, {0, hidden}), 0, 128);
   }));
   m.rt.run();
   const auto math = m.rt.op_log().select("math");
@@ -485,20 +493,21 @@ TEST(NnCycles, LmHeadPickIsTheLogitsReducedTwice) {
   EXPECT_EQ(math[0]->start, m.rt.op_log().select("gemm", "composite").at(0)->end) << "as the logits are in";
 }
 
-// linear is one composite: W's rows stream in tiles through two staging buffers, the DMA
-// of tile j + 1 under the GEMM of tile j. At one token the GEMV is bound by HBM (a tile's
-// GEMM is shorter than its DMA): the weights' bytes at the channel's bandwidth after its
-// latency, then the last tile's GEMM. At 64 tokens it is bound by the GEMM: the first
-// tile's DMA, then every tile's GEMM.
+// linear is one composite: W^T's rows (input features) stream in tiles of 128 through two
+// staging buffers, the DMA of tile j + 1 under the GEMM of tile j, each GEMM adding into
+// the output. At one token the GEMV is bound by HBM (a tile's GEMM is shorter than its
+// DMA): the weights' bytes at the channel's bandwidth after its latency, then the last
+// tile's GEMM. At 64 tokens it is bound by the GEMM: the first tile's DMA, then every
+// tile's GEMM.
 std::uint64_t linear_cycles(std::uint32_t t) {
   const std::uint32_t in = 1024, out = 512;
   Machine m("small_1sip_2x2x2", false);
   const DeviceTensor x = m.rt.empty("x", {t, in}, DType::bf16, here());
-  const DeviceTensor w = m.rt.empty("w", {out, in}, DType::bf16, here());
+  const DeviceTensor w = m.rt.empty("w_t", {in, out}, DType::bf16, here());
   m.rt.launch(SipId(0), "linear", test::on_pe(kPe, [&](tl::Ctx& tl) {
     const tl::Tensor tx = tl.load(x, {0, t});
     tl.wait(tx);
-    nn::linear(tl, tx, tl.ref(w, {0, out}), nullptr, 128);
+    nn::linear(tl, tx, tl.ref(w, {0, in}), nullptr, 128);
   }));
   m.rt.run();
   const auto& log = m.rt.op_log();
@@ -511,16 +520,16 @@ std::uint64_t linear_cycles(std::uint32_t t) {
 }
 
 // The small machine: HBM 120 cycles + 64 B/cycle; a GEMM of M x N x K on the 16 x 64
-// array takes ceil(M/16) ceil(N/64) K + 16 + 64.
-constexpr std::uint64_t kTileBytes = 128 * 1024 * 2;
-std::uint64_t gemm_tile(std::uint64_t m) { return (m + 15) / 16 * 2 * 1024 + 16 + 64; }
+// array takes ceil(M/16) ceil(N/64) K + 16 + 64. A tile: 128 rows of the 512 outputs.
+constexpr std::uint64_t kTileBytes = 128 * 512 * 2, kTiles = 1024 / 128;
+std::uint64_t gemm_tile(std::uint64_t m) { return (m + 15) / 16 * (512 / 64) * 128 + 16 + 64; }
 
 TEST(NnCycles, LinearAtOneTokenStreamsTheWeightsAtHbmBandwidth) {
-  EXPECT_EQ(linear_cycles(1), 120 + 4 * kTileBytes / 64 + gemm_tile(1));
+  EXPECT_EQ(linear_cycles(1), 120 + kTiles * kTileBytes / 64 + gemm_tile(1));
 }
 
 TEST(NnCycles, LinearAtManyTokensIsItsGemms) {
-  EXPECT_EQ(linear_cycles(64), 120 + kTileBytes / 64 + 4 * gemm_tile(64));
+  EXPECT_EQ(linear_cycles(64), 120 + kTileBytes / 64 + kTiles * gemm_tile(64));
 }
 
 }  // namespace

@@ -5,6 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "kernels/collectives/plan.h"
 #include "kernels/nn/mlp.h"
@@ -34,10 +37,21 @@ TEST(NnBlocks, TheMlpBlockOverTwoSipsIsTheHostsFp64) {
     out.data.assign(t.data.begin() + first * t.shape[1], t.data.begin() + (first + count) * t.shape[1]);
     return out;
   };
+  // W_down^T [inter, h]: a PE's features' rows; W_gate^T and W_up^T by PE, each PE's
+  // block [h, mine] of its features' columns, one after another.
   HostTensor down_t;
   down_t.shape = {inter, h};
   for (std::uint32_t f = 0; f < inter; ++f)
     for (std::uint32_t k = 0; k < h; ++k) down_t.data.push_back(down.data[k * inter + f]);
+  auto blocks_of = [&](const HostTensor& w) {  // w [inter, h] -> per PE [h, mine], stacked
+    HostTensor out;
+    out.shape = {inter / mine * h, mine};
+    for (std::uint32_t f0 = 0; f0 < inter; f0 += mine)
+      for (std::uint32_t k = 0; k < h; ++k)
+        for (std::uint32_t j = 0; j < mine; ++j) out.data.push_back(w.data[(f0 + j) * h + k]);
+    return out;
+  };
+  const HostTensor gate_t = blocks_of(gate), up_t = blocks_of(up);
   HostTensor x_every, norm_every;
   std::vector<DeviceTensor> xs, norms, gates, ups, downs, buffers, outs;
   for (std::uint32_t s = 0; s < sips; ++s) {
@@ -45,8 +59,8 @@ TEST(NnBlocks, TheMlpBlockOverTwoSipsIsTheHostsFp64) {
     const DPPolicy every = DPPolicy::replicate(pes, 1), dealt = DPPolicy::shard2d(pes, 1);
     xs.push_back(m.rt.from_host("x", x, DType::fp32, every, sip));
     norms.push_back(m.rt.from_host("norm", norm, DType::fp32, every, sip));
-    gates.push_back(m.rt.from_host("gate", rows_of(gate, s * pes * mine, pes * mine), DType::bf16, dealt, sip));
-    ups.push_back(m.rt.from_host("up", rows_of(up, s * pes * mine, pes * mine), DType::bf16, dealt, sip));
+    gates.push_back(m.rt.from_host("gate_t", rows_of(gate_t, s * pes * h, pes * h), DType::bf16, dealt, sip));
+    ups.push_back(m.rt.from_host("up_t", rows_of(up_t, s * pes * h, pes * h), DType::bf16, dealt, sip));
     downs.push_back(m.rt.from_host("down_t", rows_of(down_t, s * pes * mine, pes * mine), DType::bf16, dealt, sip));
     buffers.push_back(m.rt.empty("partial", {pes * b, h}, DType::fp32, dealt, sip));
     outs.push_back(m.rt.empty("y", {pes * b, h}, DType::fp32, dealt, sip));
@@ -60,8 +74,8 @@ TEST(NnBlocks, TheMlpBlockOverTwoSipsIsTheHostsFp64) {
     m.rt.launch(SipId(s), "mlp", [&, s](tl::Ctx& tl) {
       nn::MlpShare w;
       w.norm = tl.load(norms[s], tl.shard_rows(norms[s]));
-      w.gate = tl.ref(gates[s], tl.shard_rows(gates[s]));
-      w.up = tl.ref(ups[s], tl.shard_rows(ups[s]));
+      w.gate_t = tl.ref(gates[s], tl.shard_rows(gates[s]));
+      w.up_t = tl.ref(ups[s], tl.shard_rows(ups[s]));
       w.down_t = tl.ref(downs[s], tl.shard_rows(downs[s]));
       const tl::Tensor y = nn::mlp_block(tl, tl.load(xs[s], tl.shard_rows(xs[s])), w, plan, buffers);
       tl.store(outs[s], tl.shard_rows(outs[s]), y);
@@ -107,6 +121,63 @@ TEST(NnBlocks, TheMlpBlockOverTwoSipsIsTheHostsFp64) {
   }
   // The partials crossed the links: the all-reduce's messages are in the op log.
   EXPECT_FALSE(m.rt.op_log().select("link").empty());
+}
+
+// Llama-3-8B's MLP at one token on the 128 PEs of one SIP, in timing mode: each PE streams
+// its 112 columns of W_gate^T and W_up^T and 112 rows of W_down^T (2.75 MB) from its channel,
+// then the all-reduce of the 16 KiB partial sums over the SIP's NOC. Returns the run's
+// critical path and the HBM bound: a PE's weight bytes over its channel's bandwidth.
+std::pair<CriticalPath, std::uint64_t> llama8b_mlp(const std::vector<std::string>& sets) {
+  Machine m("llama70b_4sip", false, sets);
+  const Topology& topo = m.topo;
+  const std::uint32_t h = 4096, inter = 14336, cubes = topo.cubes_per_sip(), pes = topo.cube.pes;
+  const SipId sip(0);
+  const DPPolicy every = DPPolicy::replicate(cubes, pes), dealt = DPPolicy::shard2d(cubes, pes);
+  const DeviceTensor x = m.rt.empty("x", {1, h}, DType::fp32, every, sip);
+  const DeviceTensor norm = m.rt.empty("norm", {1, h}, DType::fp32, every, sip);
+  const std::uint32_t mine = inter / (cubes * pes);
+  const DeviceTensor gate = m.rt.empty("gate_t", {cubes * pes * h, mine}, DType::bf16, dealt, sip);
+  const DeviceTensor up = m.rt.empty("up_t", {cubes * pes * h, mine}, DType::bf16, dealt, sip);
+  const DeviceTensor down_t = m.rt.empty("down_t", {inter, h}, DType::bf16, dealt, sip);
+  const std::uint32_t cols = 64;  // the all-reduce's rows: 64 of 64 values a PE
+  const std::vector<DeviceTensor> buffers = {m.rt.empty("partial", {cubes * pes * h / cols, cols}, DType::fp32, dealt, sip)};
+  collectives::Request q;
+  q.ranks = collectives::ranks_of_pes(topo, {sip});
+  q.bytes = std::uint64_t{h} * 4;
+  q.cols = cols;
+  const collectives::Plan plan = collectives::make_plan(topo, q);
+  m.rt.launch(sip, "mlp", [&](tl::Ctx& tl) {
+    nn::MlpShare w;
+    w.norm = tl.load(norm, tl.shard_rows(norm));
+    w.gate_t = tl.ref(gate, tl.shard_rows(gate));
+    w.up_t = tl.ref(up, tl.shard_rows(up));
+    w.down_t = tl.ref(down_t, tl.shard_rows(down_t));
+    nn::mlp_block(tl, tl.load(x, tl.shard_rows(x)), w, plan, buffers);
+  });
+  m.rt.run();
+  const std::uint64_t bytes = 3ull * mine * h * 2;
+  return {m.rt.critical_path(), bytes / topo.cube.hbm.bytes_per_cycle};
+}
+
+// A physics probe, at the machine's HBM bandwidth and at half of it: the weights stream
+// at the channel's bandwidth, so the critical path's HBM time is the bound (and doubles
+// with it), plus the HBM latencies and the small loads and stores of x, the norm and the
+// partial sums (under 7%); the all-reduce's messages take the rest, on the NOC.
+void expect_weight_streaming(const std::vector<std::string>& sets, std::uint64_t expected_bound) {
+  const auto [path, bound] = llama8b_mlp(sets);
+  EXPECT_EQ(bound, expected_bound);
+  EXPECT_GE(path.of("hbm"), bound);
+  EXPECT_LE(path.of("hbm"), bound * 107 / 100);
+  EXPECT_EQ(path.cycles.front().first, "hbm") << "weight streaming bounds the block";
+  EXPECT_GT(path.of("noc"), 0u) << "the all-reduce";
+}
+
+TEST(NnBlocks, TheMlpStreamsItsWeightsAtTheChannelsBandwidth) {
+  expect_weight_streaming({}, 3ull * 112 * 4096 * 2 / 64);
+}
+
+TEST(NnBlocks, TheMlpAtHalfTheHbmBandwidthTakesTwiceTheStreaming) {
+  expect_weight_streaming({"cube.hbm.bandwidth=32B/cycle"}, 3ull * 112 * 4096 * 2 / 32);
 }
 
 }  // namespace
