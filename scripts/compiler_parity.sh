@@ -19,6 +19,7 @@ cases=(
   "chunked prefill, pass-Q|run --kernel gqa_prefill --seq-len 8192 --q-len 512 --heads-q 16 --heads-kv 2 --devices 0"
   "data-mode decode|run --data --check --q-len 16 --seq-len 4096"
   "data-mode batched decode|run --kernel gqa_decode_batch --data --check --q-len 2 --batch random:24:2-3000:5"
+  "ring all-reduce over the links|run --kernel collective --bytes 1MiB --algorithm ring"
 )
 status=0
 for c in "${cases[@]}"; do

@@ -72,7 +72,8 @@ void Lane::ring_reduce_scatter(RowRange rows, const std::vector<std::uint32_t>& 
     for (std::uint32_t s = 0; s + 1 < n; ++s) {
       const RowRange r = piece(part(rows, n, back(2 + s)), p);
       if (!r.count) continue;
-      sum = tl_.add(recv(prev, r, tag), load(r));
+      const tl::Tensor own = load(r);  // its own statement: a call's arguments have no order
+      sum = tl_.add(recv(prev, r, tag), own);
       if (s + 2 < n) send(next, *sum, tag);
     }
     const RowRange mine = piece(part(rows, n, me_), p);

@@ -24,7 +24,8 @@ tl::Tensor mlp_block(tl::Ctx& tl, const tl::Tensor& x, const MlpShare& w, const 
     }
     // Its features' share of the output: hidden [B, i] x (W_down's columns)^T [i, h].
     const tl::Tensor partial = linear(tl, tl.cast(hidden, w.down_t.dtype()), w.down_t);
-    tl.store(buffer, mine, tl.view(partial, {static_cast<std::int64_t>(mine.count), buffer.cols()}));
+    tl.store(buffer, mine,
+             tl.view(partial, {static_cast<std::int64_t>(mine.count), static_cast<std::int64_t>(buffer.cols())}));
   }
   collectives::run(tl, all_reduce, buffers);
   return residual(tl, x, tl.view(tl.load(buffer, mine), x.shape()));
