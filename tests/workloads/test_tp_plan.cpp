@@ -49,6 +49,27 @@ TEST(TpPlan, Llama70bOnFourSipsSplitsHeadsAndTheMlp) {
   EXPECT_EQ(p.kv_bytes_per_token, 2u * 80 * 2 * 128 * 2);
 }
 
+// Llama-3-70B on 4 SIPs: 80 KiB of KV a token on a SIP (2 of its 8 KV heads, K and V, 80
+// layers, bf16), spread over 128 channels beside their weights.
+TEST(TpPlan, TheKvCacheFitsBesideTheWeightsUpToItsCapacity) {
+  const ModelPreset m = model_preset("llama3-70b");
+  const TpPlan p = plan_tensor_parallel(m, machine(), 4);
+  const std::uint64_t capacity = (p.channel_capacity - p.weight_bytes_per_channel) * 128 / (80 * 1024);
+  EXPECT_EQ(p.kv_token_capacity(), capacity);
+  EXPECT_GT(capacity, 500'000u) << "a 64-request batch at 8K context is 524,288 tokens";
+  EXPECT_NO_THROW(check_kv_fits(m, p, capacity));
+  try {
+    check_kv_fits(m, p, capacity + 1);
+    FAIL() << "one token too many was accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("model llama3-70b on 4 SIP(s): " + std::to_string(capacity + 1) +
+                                         " tokens of KV cache"),
+              std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("; " + std::to_string(capacity) + " do"), std::string::npos) << e.what();
+  }
+}
+
 TEST(TpPlan, FewerKvHeadsThanSipsAreReplicated) {
   ModelPreset m = model_preset("tiny");  // 2 KV heads
   const TpPlan p = plan_tensor_parallel(m, machine(), 4);

@@ -53,6 +53,19 @@ TpPlan plan(const ModelPreset& m, const Topology& topo, std::uint32_t sips) {
 
 }  // namespace
 
+std::uint64_t TpPlan::kv_token_capacity() const {
+  if (weight_bytes_per_channel >= channel_capacity || kv_bytes_per_token == 0) return 0;
+  return (channel_capacity - weight_bytes_per_channel) * pes / kv_bytes_per_token;
+}
+
+void check_kv_fits(const ModelPreset& m, const TpPlan& plan, std::uint64_t tokens) {
+  if (tokens <= plan.kv_token_capacity()) return;
+  throw ConfigError("model " + ConfigError::literal(m.name) + " on " + std::to_string(plan.sips) + " SIP(s): " +
+                    std::to_string(tokens) + " tokens of KV cache (" +
+                    units::format_bytes(tokens * plan.kv_bytes_per_token) + " a SIP) do not fit beside the weights; " +
+                    std::to_string(plan.kv_token_capacity()) + " do");
+}
+
 TpPlan plan_tensor_parallel(const ModelPreset& m, const Topology& topo, std::uint32_t sips) {
   if (const std::string why = heads_problem(m, sips); !why.empty())
     throw ConfigError("model " + ConfigError::literal(m.name) + ": " + why + " (tensor parallelism splits heads by SIP)");

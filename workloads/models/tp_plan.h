@@ -29,6 +29,10 @@ struct TpPlan {
   std::uint64_t weight_bytes_per_channel = 0;  // the fullest channel's weights, every layer's
   std::uint64_t kv_bytes_per_token = 0;        // K and V of every layer for one token, on one SIP
   std::uint64_t channel_capacity = 0;
+
+  // The tokens of KV cache (every request's context together) the channels hold beside
+  // the weights, with the KV spread evenly over a SIP's channels.
+  std::uint64_t kv_token_capacity() const;
 };
 
 // The plan on `sips` SIPs of `topo`; throws ConfigError when the heads do not split over
@@ -37,5 +41,8 @@ TpPlan plan_tensor_parallel(const ModelPreset& m, const Topology& topo, std::uin
 // The fewest SIPs of `topo`'s kind whose channels hold the model's weights and over which
 // its heads split (0 if none up to 64).
 std::uint32_t min_sips(const ModelPreset& m, const Topology& topo);
+// Throws ConfigError when `tokens` of KV cache do not fit beside the weights, saying how
+// many do.
+void check_kv_fits(const ModelPreset& m, const TpPlan& plan, std::uint64_t tokens);
 
 }  // namespace kb::workloads
