@@ -29,9 +29,7 @@ SplitRun::SplitRun(System& system, PartExchange& exchange)
   });
 }
 
-SplitRun::~SplitRun() {
-  system_.set_courier([this](std::uint32_t sip, LinkPacket&& p) { system_.deliver_here(sip, std::move(p)); });
-}
+SplitRun::~SplitRun() { system_.deliver_all_here(); }
 
 SplitRun::Round SplitRun::round(bool timed_out) {
   std::uint64_t next = kNever;

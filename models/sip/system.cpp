@@ -20,7 +20,7 @@ System::System(const sc_core::sc_module_name& name, const Topology& topo, bool h
     links_.push_back(std::make_unique<ChipLink>(("link_" + end(k.a) + "_" + end(k.b)).c_str(), topo_, k, end(k.a), end(k.b)));
     links.push_back(links_.back().get());
   }
-  courier_ = [this](std::uint32_t sip, LinkPacket&& p) { deliver_here(sip, std::move(p)); };
+  deliver_all_here();
   for (auto& sip : sips_)
     if (sip) sip->links()->join(graph_, links, [this](std::uint32_t to, LinkPacket&& p) { courier_(to, std::move(p)); });
 }

@@ -34,6 +34,7 @@ class System : public sc_core::sc_module {
   // simulation. A parallel simulation sends those of SIPs another process simulates away.
   using Courier = LinkInterface::Courier;
   void set_courier(Courier courier) { courier_ = std::move(courier); }
+  void deliver_all_here() { courier_ = [this](std::uint32_t to, LinkPacket&& p) { deliver_here(to, std::move(p)); }; }
   void deliver_here(std::uint32_t to, LinkPacket&& p) { sip(SipId(to)).links()->inbound().put(std::move(p)); }
 
   // Modelled transactions so far: engine commands served plus HBM accesses.
