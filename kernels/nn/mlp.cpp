@@ -6,24 +6,31 @@
 
 namespace kb::nn {
 
+tl::Tensor mlp_partial(tl::Ctx& tl, const tl::Tensor& n, const MlpShare& w) {
+  // The GEMMs take the weights' dtype in (bf16 in, fp32 out: the engine's). Each step
+  // opens a phase, which a layer's breakdown by op reads.
+  tl.phase("up_gate_proj");
+  const tl::Tensor up = linear(tl, n, w.up_t);
+  const tl::Tensor gate = w.gate_t.valid() ? linear(tl, n, w.gate_t) : tl::Tensor();
+  tl.phase("activation");
+  tl::Tensor hidden;
+  if (w.gate_t.valid()) {
+    hidden = w.act == Activation::Silu ? swiglu(tl, gate, up) : geglu(tl, gate, up);
+  } else {
+    hidden = w.act == Activation::Silu ? silu(tl, up) : gelu(tl, up);
+  }
+  // Its features' share of the output: hidden [B, i] x (W_down's columns)^T [i, h].
+  tl.phase("down_proj");
+  return linear(tl, tl.cast(hidden, w.down_t.dtype()), w.down_t);
+}
+
 tl::Tensor mlp_block(tl::Ctx& tl, const tl::Tensor& x, const MlpShare& w, const collectives::Plan& all_reduce,
                      const std::vector<DeviceTensor>& buffers) {
   const DeviceTensor& buffer = buffers.at(tl.sip().value);
   const RowRange mine = tl.shard_rows(buffer);
   {
     const auto scope = tl.scratch_scope();
-    // The GEMMs take the weights' dtype in (bf16 in, fp32 out: the engine's).
-    const tl::Tensor n = tl.cast(rms_norm(tl, x, w.norm, w.eps), w.up_t.dtype());
-    const tl::Tensor up = linear(tl, n, w.up_t);
-    tl::Tensor hidden;
-    if (w.gate_t.valid()) {
-      const tl::Tensor gate = linear(tl, n, w.gate_t);
-      hidden = w.act == Activation::Silu ? swiglu(tl, gate, up) : geglu(tl, gate, up);
-    } else {
-      hidden = w.act == Activation::Silu ? silu(tl, up) : gelu(tl, up);
-    }
-    // Its features' share of the output: hidden [B, i] x (W_down's columns)^T [i, h].
-    const tl::Tensor partial = linear(tl, tl.cast(hidden, w.down_t.dtype()), w.down_t);
+    const tl::Tensor partial = mlp_partial(tl, tl.cast(rms_norm(tl, x, w.norm, w.eps), w.up_t.dtype()), w);
     tl.store(buffer, mine,
              tl.view(partial, {static_cast<std::int64_t>(mine.count), static_cast<std::int64_t>(buffer.cols())}));
   }

@@ -29,6 +29,11 @@ struct MlpShare {
 // rows let the all-reduce pipeline its pieces), the all-reduce's buffer. The GEMMs take
 // their inputs in the weights' dtype (the normalised x and the activated features are
 // converted); everything else is fp32. Returns [B, h].
+// This PE's partial sum of the MLP: n [B, h], normalised and in the weights' dtype, through
+// its features of the up (and gate) projection, the activation and its columns of W_down.
+// Returns [B, h], fp32; the sum over every PE's is the MLP's output.
+tl::Tensor mlp_partial(tl::Ctx& tl, const tl::Tensor& n, const MlpShare& w);
+
 tl::Tensor mlp_block(tl::Ctx& tl, const tl::Tensor& x, const MlpShare& w, const collectives::Plan& all_reduce,
                      const std::vector<DeviceTensor>& buffers);
 

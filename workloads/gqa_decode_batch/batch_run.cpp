@@ -242,7 +242,8 @@ BatchPlan plan_decode_batch(RuntimeContext& rt, const BatchConfig& c, const Batc
       grp.k = rt.empty(name("k"), kv_shape, c.dtype, DPPolicy::shard2d(c.cubes, c.pes, start), sip, at.k);
       grp.v = rt.empty(name("v"), kv_shape, c.dtype, DPPolicy::shard2d(c.cubes, c.pes, start), sip, at.v);
     }
-    grp.o = rt.empty(name("o"), q_shape, c.dtype, root, sip, at.o);
+    grp.o = rt.empty(name("o"), q_shape, c.dtype, c.o_every_rank ? DPPolicy::replicate(c.cubes, c.pes, start) : root,
+                     sip, at.o);
     plan.outputs.push_back(grp.o);
     params[dev]->groups.push_back(grp);
   }

@@ -17,6 +17,9 @@ struct BatchConfig : AttentionShape {
   std::vector<std::uint64_t> lens;  // context length per request (S of AttentionShape: the longest)
   std::uint32_t page_rows = 16;
   bool two_level = false;  // every request through decode's 2-level reduce (else only those on every rank)
+  // O on every rank of a group, each holding the rows it stores (a decoder layer sums the
+  // copies over the group); else on the root cube, as decode places it.
+  bool o_every_rank = false;
   std::uint32_t cubes = 8, pes = 8;
   std::vector<SipId> devices;   // empty: all
   std::vector<workloads::SimUnit> simulate;  // what this process simulates (run --jobs); empty: all

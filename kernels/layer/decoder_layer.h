@@ -1,0 +1,90 @@
+#pragma once
+// A decoder layer of a transformer LLM at a decode step, tensor-parallel over every PE of
+// the run's SIPs (docs/models.md, Tensor-parallel placement). Every PE holds the step's
+// residual stream x [B, h] (one row a request) in TCM and ends the layer with the next
+// one's, whole:
+//   1. it normalises x; the PEs of a KV head's group each compute their slice of the
+//      group's Q, K and V features (column-parallel), and an all-gather over the group
+//      gives every one of them all of it;
+//   2. each rotates Q and K (RoPE), stores Q for the attention, and the rank holding a
+//      request's new position appends its K and V to the paged cache;
+//   3. the batched decode kernel (kernels/gqa/gqa_decode_batch.h) attends; a
+//      reduce-scatter over the group hands each rank its slice of the heads' output;
+//   4. each PE multiplies its slice by its rows of W_o^T (row-parallel), and an all-reduce
+//      over every PE of the run adds the partial sums into x;
+//   5. the MLP (kernels/nn/mlp.h) the same way: its features dealt over every PE, one
+//      all-reduce. Falcon's parallel block adds the MLP's partial sum to the attention's
+//      before the one all-reduce.
+// Each part opens a phase (tl::Ctx::phase) named for the op, which the workload's
+// breakdown by op reads.
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "kernels/collectives/plan.h"
+#include "kernels/gqa/gqa_decode_batch.h"
+#include "kernels/nn/mlp.h"
+
+namespace kb::layer {
+
+// The layer's form and sizes, the same on every PE.
+struct LayerForm {
+  std::uint32_t hidden = 0, head_dim = 0, g = 1;  // g: query heads per KV head
+  std::uint32_t batch = 1;                        // requests, one token each
+  std::uint32_t qkv_cols = 0;  // a group rank's columns of the group's [Q | K | V] features (padded)
+  std::uint32_t o_cols = 0;    // a group rank's features of the group's attention output (padded)
+  bool layer_norm = false;     // LayerNorm (weight and bias rows) instead of RMSNorm
+  bool parallel = false;       // attention and MLP from one norm, one all-reduce
+  bool qkv_bias = false;
+  nn::Activation act = nn::Activation::Silu;
+  bool gated = true;
+  float eps = 1e-5f;
+};
+
+// A SIP's tensors of one layer. Norms: [PEs * n, h] replicated (n = 1 row for RMSNorm,
+// 2 for LayerNorm's weight and bias); the linears' transposed weights dealt 2-D over the
+// SIP's PEs (a PE's shard is its slice, nn::linear's [in, out]).
+struct LayerWeights {
+  DeviceTensor attn_norm, mlp_norm;  // mlp_norm: none for a parallel block
+  DeviceTensor qkv_t, qkv_bias;      // [PEs * h, qkv_cols]; bias [PEs, qkv_cols]
+  DeviceTensor o_t;                  // [PEs * o_cols, h]
+  DeviceTensor gate_t, up_t;         // [PEs * h, i]; gate none for an ungated MLP
+  DeviceTensor down_t;               // [PEs * i, h]
+  // The attention's q, k, v and o of the SIP's KV-head groups: k and v this layer's cache.
+  std::shared_ptr<const gqa::DecodeBatchParams> attention;
+};
+
+// A group rank's K and V append: request `request`'s new row is `row` of the cache.
+struct Append {
+  std::uint32_t request = 0, rank = 0;
+  std::uint64_t row = 0;
+};
+
+// A KV head's group, and its collectives.
+struct GroupPlan {
+  SipId sip;
+  std::uint32_t cube_start = 0;
+  collectives::Plan gather_qkv, scatter_o;
+};
+
+// What every layer of a step shares: the collectives and their buffers (per SIP, indexed
+// by SIP id), the RoPE tables of the step's positions and where the new K and V go.
+struct StepPlan {
+  LayerForm form;
+  std::uint32_t cubes = 1, pes = 1;  // a group's cubes, and PEs per cube
+  std::vector<GroupPlan> groups;
+  collectives::Plan all_reduce;          // over every PE of the run
+  std::vector<DeviceTensor> qkv_buffer;  // [PEs * ranks * qkv_cols, B] fp32: a PE's shard all of a group's features
+  std::vector<DeviceTensor> o_buffer;    // [PEs * ranks * o_cols, B] fp32
+  std::vector<DeviceTensor> sum_buffer;  // [PEs * B * h / cols, cols] fp32: the all-reduce's
+  std::vector<DeviceTensor> rope_cos, rope_sin;  // [PEs * B, d / 2] replicated
+  std::vector<Append> appends;
+};
+
+// One layer on this PE: x [B, h] fp32 in TCM is updated in place to the layer's output.
+void decoder_layer(tl::Ctx& tl, const StepPlan& s, const LayerWeights& w, const tl::Tensor& x);
+
+// The norm of a layer: RMSNorm with weight row 0 of `norm`, or LayerNorm with rows 0 and 1.
+tl::Tensor normalize(tl::Ctx& tl, const tl::Tensor& x, const tl::Tensor& norm, const LayerForm& f);
+
+}  // namespace kb::layer

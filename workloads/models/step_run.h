@@ -1,0 +1,67 @@
+#pragma once
+// The host side of a model's decode step (docs/models.md): places the layers tensor-
+// parallel over the run's SIPs (tp_plan.h) and each layer's paged KV cache as batched
+// decode places it, launches the step on every PE (kernels/layer), and measures it: the
+// latency, the time by op, the bytes of weights, KV and activations, and the FLOPs.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base/npy.h"
+#include "platform/runtime_context.h"
+#include "workloads/models/model_presets.h"
+#include "workloads/models/tp_plan.h"
+
+namespace kb::workloads {
+
+struct StepConfig {
+  ModelPreset model;
+  std::vector<std::uint64_t> lens;  // per request: its context, the step's new token included
+  std::uint32_t layers = 1;         // decoder layers simulated
+  bool ends = false;                // the embedding, final norm and LM head (model_step)
+  std::uint32_t page_rows = 16;
+  std::vector<SipId> devices;       // the run's SIPs
+  std::uint32_t batch() const { return static_cast<std::uint32_t>(lens.size()); }
+};
+
+// One layer's values: the weights by their Hugging Face Llama names, in nn.Linear's
+// [out, in] layout (norms [1, h]; LayerNorm's bias as "<norm>.bias"), and each request's
+// KV cache before the step, [H_kv, L - 1, d].
+struct LayerValues {
+  std::map<std::string, HostTensor> weights;
+  std::vector<HostTensor> k_cache, v_cache;
+};
+
+// The values of a decoder layer's step (data mode): its input x [B, h], the new tokens'
+// positions, and the layer's weights and cache, random from `seed` (weights and caches
+// bf16-exact, as they are stored).
+struct StepValues {
+  HostTensor x;
+  std::vector<std::int64_t> positions;
+  LayerValues layer;
+  static StepValues random(const StepConfig& c, std::uint32_t seed);
+};
+
+// The layer's output y [B, h] and the new K and V rows [B, H_kv, d] (after RoPE for K).
+struct LayerOutputs {
+  HostTensor y, k_new, v_new;
+};
+
+struct StepResult {
+  std::uint64_t cycles = 0;        // the simulated run
+  std::uint64_t layers_cycles = 0;  // from the first layer's start to the last one's end
+  std::vector<SipId> devices;
+  std::vector<std::pair<std::string, double>> by_op;  // mean cycles per PE in each op, step order
+  std::uint64_t weight_bytes = 0, kv_bytes = 0, activation_bytes = 0;  // moved, as the op log counts them
+  std::optional<LayerOutputs> out;  // data mode
+};
+
+// Throws ConfigError naming the fields: the heads against the SIPs, HBM and TCM.
+TpPlan check_step(const StepConfig& c, const Topology& topo);
+// Runs the step; `values` are required in data mode (decoder_layer only).
+StepResult run_step(RuntimeContext& rt, const StepConfig& c, const StepValues* values);
+
+}  // namespace kb::workloads

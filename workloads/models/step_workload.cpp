@@ -1,0 +1,209 @@
+#include "workloads/models/step_workload.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <numeric>
+
+#include "base/units.h"
+#include "workloads/gqa_decode_batch/batch_spec.h"
+#include "workloads/models/layer_check.h"
+#include "workloads/models/step_run.h"
+#include "workloads/report.h"
+
+namespace kb::workloads {
+
+namespace {
+
+const KnobSet& step_knobs() {
+  static const KnobSet set{
+      "model step",
+      {{"model", "llama3-70b", "a model preset (kernbench models lists them)"},
+       {"phase", "decode", "decode: one new token for each request of the batch"},
+       {"batch", "8192", "the requests' contexts, each with its new token: L1,L2,..., @FILE or random:N:MIN-MAX[:SEED]"},
+       {"page_rows", "16", "KV rows per page of the paged KV cache"},
+       {"outputs", "", "write the layer's inputs, weights, cache and outputs as .npy to DIR (data mode)"},
+       {"seed", "1", "seed of the random values (data mode)"}}};
+  return set;
+}
+
+const KnobSet& layers_knobs() {
+  static const KnobSet set{
+      "model layers",
+      {{"layers", "2", "decoder layers simulated: N (the others scaled from them, as the report says) or all"}}};
+  return set;
+}
+
+// What the step must read and compute: every layer's weights and KV cache once, the
+// embedding rows of its tokens and the LM head (model_step).
+struct StepCost {
+  double weight_bytes = 0, kv_bytes = 0, flops = 0;
+};
+StepCost cost_of(const StepConfig& c, std::uint32_t layers, bool ends) {
+  const ModelPreset& m = c.model;
+  const double context = static_cast<double>(std::accumulate(c.lens.begin(), c.lens.end(), std::uint64_t{0}));
+  const double b = c.batch(), params = static_cast<double>(m.layer_parameters());
+  StepCost s;
+  s.weight_bytes = layers * params * 2;
+  s.kv_bytes = layers * context * 2.0 * m.heads_kv * m.head_dim * 2;
+  s.flops = layers * (2 * params * b + 4.0 * m.heads_q * m.head_dim * context);
+  if (ends) {
+    const double head = static_cast<double>(m.vocab) * m.hidden;
+    s.weight_bytes += (b + head + m.hidden) * 2;
+    s.flops += 2 * head * b;
+  }
+  return s;
+}
+
+bool layer_op(const std::string& op) {
+  return op != "embed" && op != "embed_all_reduce" && op != "final_norm" && op != "lm_head" && op != "pick_gather" &&
+         op != "pick";
+}
+
+class StepJob : public Job {
+ public:
+  StepJob(StepConfig c, std::optional<StepValues> values, bool check, std::string outputs, bool whole)
+      : c_(std::move(c)), values_(std::move(values)), check_(check), outputs_(std::move(outputs)), whole_(whole) {}
+  bool data_mode(bool) const override { return values_.has_value(); }
+  Result run(RuntimeContext& rt) override {
+    const Topology& topo = rt.system().topology();
+    const StepResult s = run_step(rt, c_, values_ ? &*values_ : nullptr);
+    const ModelPreset& m = c_.model;
+    Result r = Result::of(whole_ ? "model_step" : "decoder_layer", s.devices, s.cycles, topo);
+    r.mode = values_ ? "data" : "timing";
+    std::vector<std::uint32_t> devs;
+    for (const SipId d : s.devices) devs.push_back(d.value);
+    const std::uint32_t total = whole_ ? m.layers : 1;
+    r.knobs = {{"model", m.name},       {"phase", "decode"},          {"batch", c_.batch()},
+               {"page_rows", c_.page_rows}, {"layers", c_.layers},     {"model_layers", m.layers},
+               {"devices", devs}};
+    const double context = static_cast<double>(std::accumulate(c_.lens.begin(), c_.lens.end(), std::uint64_t{0}));
+    r.add("requests.context", context, Merge::Same);
+    r.add("requests.longest", *std::max_element(c_.lens.begin(), c_.lens.end()), Merge::Same);
+    // The layers not simulated take as long as the simulated ones, on average.
+    const double scale = static_cast<double>(total) / c_.layers;
+    const double layers = whole_ ? static_cast<double>(s.layers_cycles) : static_cast<double>(s.cycles);
+    const double step = static_cast<double>(s.cycles) + (scale - 1) * layers;
+    r.add("step.cycles", step, Merge::Same);
+    r.add("step.layer_cycles", layers / c_.layers, Merge::Same);
+    r.add("step.scaled", total != c_.layers, Merge::Same);
+    nlohmann::json ops = nlohmann::json::array();
+    for (const auto& [op, cycles] : s.by_op)
+      ops.push_back({{"op", op}, {"cycles", layer_op(op) ? cycles * scale : cycles}});
+    r.add("by_op", ops, Merge::Same);
+    r.add("bytes.weights", s.weight_bytes * scale, Merge::Same);
+    r.add("bytes.kv", s.kv_bytes * scale, Merge::Same);
+    r.add("bytes.activations", s.activation_bytes * scale, Merge::Same);
+    const StepCost cost = cost_of(c_, total, whole_);
+    r.add("flops", cost.flops, Merge::Same);
+    r.add("roofline.weight_bytes", cost.weight_bytes, Merge::Same);
+    r.add("roofline.kv_bytes", cost.kv_bytes, Merge::Same);
+    const double per_cycle = r.machine.hbm_bytes_per_second / topo.pe.clock_hz;
+    r.add("roofline.cycles", (cost.weight_bytes + cost.kv_bytes) / per_cycle, Merge::Same);
+    if (s.out) {
+      r.numerics = check_layer(c_, *values_, *s.out);
+      r.numerics->enforced = check_;
+      if (!outputs_.empty()) write_layer_files(outputs_, c_, *values_, *s.out);
+    }
+    return r;
+  }
+
+ private:
+  StepConfig c_;
+  std::optional<StepValues> values_;
+  bool check_;
+  std::string outputs_;
+  bool whole_;
+};
+
+}  // namespace
+
+std::string StepWorkload::summary() const {
+  return whole_ ? "a model's decode step: embedding, every decoder layer (N simulated, the rest scaled), LM head; "
+                  "tensor-parallel over the SIPs"
+                : "one decoder layer of a model's decode step, tensor-parallel over the SIPs; data mode checks it "
+                  "against fp64";
+}
+
+std::vector<const KnobSet*> StepWorkload::knobs() const {
+  if (whole_) return {&step_knobs(), &layers_knobs()};
+  return {&step_knobs(), &check_knobs()};
+}
+
+std::unique_ptr<Job> StepWorkload::configure(const Values& v, const Setup& setup) const {
+  StepConfig c;
+  c.model = model_preset(v.text("model"));
+  const std::string phase = v.text("phase");
+  if (phase != "decode")
+    throw ConfigError("{phase} '" + ConfigError::literal(phase) + "': allowed values: decode", true);
+  c.lens = gqa::parse_batch(v.text("batch"));
+  c.page_rows = v.count32("page_rows", 1, 1u << 16);
+  c.devices = setup.devices;
+  c.ends = whole_;
+  if (whole_) {
+    const std::string layers = v.text("layers");
+    c.layers = layers == "all" ? c.model.layers : v.count32("layers", 1, c.model.layers);
+  }
+  check_step(c, *setup.topo);
+  const bool check = !whole_ && v.on("check");
+  const std::string outputs = v.text("outputs");
+  if ((check || !outputs.empty()) && !setup.data)
+    throw ConfigError(std::string(check ? "{check}" : "{outputs}") + " needs {data} (data mode)", true);
+  if (setup.data && whole_)
+    throw ConfigError("{data}: model_step runs in timing mode; decoder_layer runs a layer in data mode and checks it "
+                      "against fp64", true);
+  if (!outputs.empty()) {
+    if (!std::filesystem::is_directory(outputs))
+      throw ConfigError("{outputs} " + ConfigError::literal(outputs) + ": no such folder; give an existing folder");
+    if (::access(outputs.c_str(), W_OK) != 0)
+      throw ConfigError("{outputs} " + ConfigError::literal(outputs) + ": the folder is not writable");
+  }
+  std::optional<StepValues> values;
+  if (setup.data) values = StepValues::random(c, v.count32("seed", 0, 1u << 30));
+  return std::make_unique<StepJob>(std::move(c), std::move(values), check, outputs, whole_);
+}
+
+void StepWorkload::derive(Result& r) const {
+  const double clock = static_cast<double>(r.simulated_cycles) / r.simulated_seconds;
+  const double seconds = r.number("step.cycles") / clock;
+  r.add("step.seconds", seconds, Merge::Derived);
+  r.add("tokens_per_s", r.knobs.at("batch").get<double>() / seconds, Merge::Derived);
+  r.add("time_per_output_token", seconds, Merge::Derived);
+  r.add("roofline_efficiency", r.number("roofline.cycles") / r.number("step.cycles"), Merge::Derived);
+  r.add("flops_per_s", r.number("flops") / seconds, Merge::Derived);
+}
+
+std::string StepWorkload::report(const Result& r, const Topology& topo) const {
+  (void)topo;
+  const nlohmann::json& k = r.knobs;
+  report::Lines add;
+  add("kernbench: %s on %s (%s), %s mode\n", r.workload.c_str(), r.topology_name.c_str(), r.topology_file.c_str(),
+      r.mode.c_str());
+  const auto layers = k.at("layers").get<std::uint32_t>(), total = k.at("model_layers").get<std::uint32_t>();
+  add("  model           %s, decode of %u requests (%.0f context tokens, the longest %llu), devices %s\n",
+      k.at("model").get<std::string>().c_str(), k.at("batch").get<std::uint32_t>(), r.number("requests.context"),
+      static_cast<unsigned long long>(r.count("requests.longest")), devices_text(r.devices).c_str());
+  report::simulated_line(add, r);
+  if (r.workload == "model_step")
+    add("  layers          %u of %u simulated%s: %.0f cycles a layer\n", layers, total,
+        layers == total ? "" : ", the step scaled from them", r.number("step.layer_cycles"));
+  add("  step            %.0f cycles = %.4g ms: %.4g tokens/s, %.4g ms per output token\n", r.number("step.cycles"),
+      1e3 * r.number("step.seconds"), r.number("tokens_per_s"), 1e3 * r.number("time_per_output_token"));
+  add("  roofline        weights %s + KV %s over the HBM of the run's SIPs: %.0f cycles, efficiency %.1f%%\n",
+      units::format_bytes(static_cast<std::uint64_t>(r.number("roofline.weight_bytes"))).c_str(),
+      units::format_bytes(static_cast<std::uint64_t>(r.number("roofline.kv_bytes"))).c_str(),
+      r.number("roofline.cycles"), 100 * r.number("roofline_efficiency"));
+  add("  bytes moved     weights %s, KV %s, activations and messages %s; %.4g GFLOP\n",
+      units::format_bytes(static_cast<std::uint64_t>(r.number("bytes.weights"))).c_str(),
+      units::format_bytes(static_cast<std::uint64_t>(r.number("bytes.kv"))).c_str(),
+      units::format_bytes(static_cast<std::uint64_t>(r.number("bytes.activations"))).c_str(), r.number("flops") / 1e9);
+  double sum = 0;
+  for (const auto& op : r.figure("by_op")) sum += op.at("cycles").get<double>();
+  add("  by op           (mean cycles of a PE in each op)\n");
+  for (const auto& op : r.figure("by_op"))
+    add("    %-17s %12.0f  %5.1f%%\n", op.at("op").get<std::string>().c_str(), op.at("cycles").get<double>(),
+        100 * op.at("cycles").get<double>() / sum);
+  return add.text();
+}
+
+}  // namespace kb::workloads
