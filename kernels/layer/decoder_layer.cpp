@@ -53,6 +53,7 @@ tl::Tensor attention(tl::Ctx& tl, const StepPlan& s, const LayerWeights& w, cons
   tl::Tensor bias;
   if (f.qkv_bias) bias = load_mine(tl, w.qkv_bias);
   const tl::Tensor mine = nn::linear(tl, n, ref_mine(tl, w.qkv_t), f.qkv_bias ? &bias : nullptr);
+  tl.wait(mine);  // each phase's time is its own op's (the breakdown by op)
   // Each rank's columns go into its part of the group's buffer transposed, [qkv_cols, B],
   // so the gathered buffer is [Q | K | V]^T, whatever the batch.
   tl.phase("qkv_gather");
@@ -76,7 +77,10 @@ tl::Tensor attention(tl::Ctx& tl, const StepPlan& s, const LayerWeights& w, cons
       nn::kv_append(tl, tl.rows(v, a.request, 1), t.v, {a.row});
     }
   tl.phase("attention");
-  gqa::gqa_decode_batch(tl, w.attention);
+  {
+    const auto frame = tl.persistent_scope();  // the kernel's softmax states, this layer's
+    gqa::gqa_decode_batch(tl, w.attention);
+  }
   // A rank's copy of O holds the rows it stored and zeros elsewhere: summed over the
   // group, each rank keeps its slice of the features, [o_cols, B].
   tl.phase("o_scatter");
@@ -105,6 +109,7 @@ void decoder_layer(tl::Ctx& tl, const StepPlan& s, const LayerWeights& w, const 
   // The partial sums of every PE, all-reduced, added to x.
   auto add_up = [&](const char* phase) {
     tl.phase(phase);
+    const auto scope = tl.scratch_scope();
     collectives::run(tl, s.all_reduce, s.sum_buffer);
     tl.add(x, tl.view(tl.load(sum, mine), x.shape()), &x);
   };
@@ -119,6 +124,7 @@ void decoder_layer(tl::Ctx& tl, const StepPlan& s, const LayerWeights& w, const 
     if (f.parallel) {
       partial = tl.add(partial, nn::mlp_partial(tl, n, mlp_share(tl, w, f)));
     }
+    tl.wait(partial);
     tl.store(sum, mine, tl.view(partial, rows));
   }
   add_up("attn_all_reduce");
@@ -127,7 +133,9 @@ void decoder_layer(tl::Ctx& tl, const StepPlan& s, const LayerWeights& w, const 
     const auto scope = tl.scratch_scope();
     tl.phase("mlp_norm");
     const tl::Tensor n = tl.cast(normalize(tl, x, load_mine(tl, w.mlp_norm), f), weights);
-    tl.store(sum, mine, tl.view(nn::mlp_partial(tl, n, mlp_share(tl, w, f)), rows));
+    const tl::Tensor partial = nn::mlp_partial(tl, n, mlp_share(tl, w, f));
+    tl.wait(partial);
+    tl.store(sum, mine, tl.view(partial, rows));
   }
   add_up("mlp_all_reduce");
 }

@@ -30,7 +30,7 @@ void model_step(tl::Ctx& tl, const StepPlan& s, const Ends& e, const std::vector
   const DeviceTensor& table = e.embed.at(sip);
   const RowRange held = tl.shard_rows(table);
   const std::uint64_t me = e.first_pe.at(sip) + held.begin / e.vocab_rows, first = me * e.vocab_rows;
-  const DeviceTensor& sum = s.sum_buffer.at(sip);
+  const DeviceTensor& sum = e.sums.at(sip);
   const RowRange mine = tl.shard_rows(sum);
   const Shape rows{static_cast<std::int64_t>(mine.count), static_cast<std::int64_t>(sum.cols())};
   const tl::Tensor x = tl.persistent({b, f.hidden}, DType::fp32, "x");
@@ -46,7 +46,7 @@ void model_step(tl::Ctx& tl, const StepPlan& s, const Ends& e, const std::vector
     tl.store(sum, mine, tl.view(found, rows));
   }
   tl.phase("embed_all_reduce");
-  collectives::run(tl, s.all_reduce, s.sum_buffer);
+  collectives::run(tl, s.all_reduce, e.sums);
   const tl::Tensor into = tl.view(x, rows);
   tl.load(sum, mine, &into);
   for (const std::vector<LayerWeights>& layer : layers) decoder_layer(tl, s, layer.at(sip), x);

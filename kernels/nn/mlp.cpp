@@ -12,6 +12,9 @@ tl::Tensor mlp_partial(tl::Ctx& tl, const tl::Tensor& n, const MlpShare& w) {
   tl.phase("up_gate_proj");
   const tl::Tensor up = linear(tl, n, w.up_t);
   const tl::Tensor gate = w.gate_t.valid() ? linear(tl, n, w.gate_t) : tl::Tensor();
+  // The projections' time is theirs, not the activation's that would wait for them.
+  tl.wait(up);
+  if (gate.valid()) tl.wait(gate);
   tl.phase("activation");
   tl::Tensor hidden;
   if (w.gate_t.valid()) {

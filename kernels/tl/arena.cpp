@@ -16,14 +16,14 @@ constexpr std::uint64_t kAlign = 64;  // TCM allocation granule, bytes
 
 }  // namespace
 
-ScratchScope::ScratchScope(Ctx& ctx, std::uint64_t mark, std::size_t first)
-    : ctx_(ctx), mark_(mark), first_(first) {
+ScratchScope::ScratchScope(Ctx& ctx, std::uint64_t mark, std::size_t first, bool persistent)
+    : ctx_(ctx), mark_(mark), first_(first), persistent_(persistent) {
   ++ctx_.scopes_;
 }
 
 ScratchScope::~ScratchScope() {
   --ctx_.scopes_;
-  ctx_.end_scope(mark_, first_);
+  ctx_.end_scope(mark_, first_, persistent_);
 }
 
 std::uint64_t tcm_bytes(const Shape& shape, DType dtype) {
@@ -50,6 +50,7 @@ Tensor Ctx::alloc(const Shape& shape, DType dtype, Arena arena, const std::strin
     b->offset = persistent_top_;
     persistent_top_ += size;
     use_.persistent += size;
+    persistent_.push_back(b);
   } else {
     scratch_bottom_ -= size;
     b->offset = scratch_bottom_;
@@ -66,12 +67,14 @@ Tensor Ctx::alloc(const Shape& shape, DType dtype, Arena arena, const std::strin
   return t;
 }
 
-ScratchScope Ctx::scratch_scope() { return ScratchScope(*this, scratch_bottom_, scratch_.size()); }
+ScratchScope Ctx::scratch_scope() { return ScratchScope(*this, scratch_bottom_, scratch_.size(), false); }
+ScratchScope Ctx::persistent_scope() { return ScratchScope(*this, persistent_top_, persistent_.size(), true); }
 
-void Ctx::end_scope(std::uint64_t mark, std::size_t first) {
+void Ctx::end_scope(std::uint64_t mark, std::size_t first, bool persistent) {
   const bool unwinding = std::uncaught_exceptions() > 0;
-  for (std::size_t i = first; i < scratch_.size(); ++i) {
-    Buffer& b = *scratch_[i];
+  std::vector<std::shared_ptr<Buffer>>& buffers = persistent ? persistent_ : scratch_;
+  for (std::size_t i = first; i < buffers.size(); ++i) {
+    Buffer& b = *buffers[i];
     if (!unwinding) {
       while (!b.receives.empty()) take_message(b, b.receives.front().op);  // before the space is reused
       for (const Access& w : b.writers)
@@ -81,9 +84,14 @@ void Ctx::end_scope(std::uint64_t mark, std::size_t first) {
     }
     b.alive = false;
   }
-  scratch_.resize(first);
-  use_.scratch -= mark - scratch_bottom_;
-  scratch_bottom_ = mark;
+  buffers.resize(first);
+  if (persistent) {
+    use_.persistent -= persistent_top_ - mark;
+    persistent_top_ = mark;
+  } else {
+    use_.scratch -= mark - scratch_bottom_;
+    scratch_bottom_ = mark;
+  }
 }
 
 Tensor Ctx::persistent(const Shape& shape, DType dtype, const std::string& name) {

@@ -46,7 +46,8 @@ class Ctx;
 std::uint64_t tcm_bytes(const Shape& shape, DType dtype);
 
 // Frees every scratch buffer allocated inside it when it ends, once the commands that
-// use them have finished (docs/tl.md, scratch_scope).
+// use them have finished (docs/tl.md, scratch_scope); or, made by persistent_scope, every
+// persistent one.
 class ScratchScope {
  public:
   ~ScratchScope();
@@ -56,10 +57,11 @@ class ScratchScope {
 
  private:
   friend class Ctx;
-  ScratchScope(Ctx& ctx, std::uint64_t mark, std::size_t first);
+  ScratchScope(Ctx& ctx, std::uint64_t mark, std::size_t first, bool persistent);
   Ctx& ctx_;
   std::uint64_t mark_;
   std::size_t first_;
+  bool persistent_;
 };
 
 struct TcmUse {
@@ -155,6 +157,9 @@ class Ctx {
 
   // Memory.
   ScratchScope scratch_scope();
+  // Persistent buffers allocated inside it live until it ends: a kernel called as a
+  // function of another, step after step (a model's layers), gives their TCM back.
+  ScratchScope persistent_scope();
   Tensor persistent(const Shape& shape, DType dtype = DType::fp32, const std::string& name = "");
   // A scratch buffer, not filled (an op's `out`).
   Tensor empty(const Shape& shape, DType dtype = DType::fp32, const std::string& name = "");
@@ -176,7 +181,7 @@ class Ctx {
   friend class ScratchScope;
   friend class Sequence;
   Tensor alloc(const Shape& shape, DType dtype, Arena arena, const std::string& name);
-  void end_scope(std::uint64_t mark, std::size_t first);
+  void end_scope(std::uint64_t mark, std::size_t first, bool persistent);
   void check(const Tensor& t, std::string_view op, const char* role) const;
   void check_contiguous(const Tensor& t, std::string_view op) const;
   void consume(const Tensor& t, std::string_view op);  // auto-wait for its writers
@@ -253,6 +258,7 @@ class Ctx {
   std::uint64_t persistent_top_ = 0;   // grows up from 0
   std::uint64_t scratch_bottom_;       // grows down from the TCM's end
   std::vector<std::shared_ptr<Buffer>> scratch_;  // live scratch buffers, allocation order
+  std::vector<std::shared_ptr<Buffer>> persistent_;  // live persistent buffers, allocation order
   // A receive queue: messages from one PE with one tag.
   using Source = std::pair<PeCoord, std::uint32_t>;
   // Posted receives per queue, in posting order, not yet taken: buffer and op.

@@ -274,26 +274,38 @@ void plan_collectives(layer::StepPlan& s, const Topology& topo, const Geometry& 
 }
 
 // Cycles per op: the mean over PEs of the phases' spans, the attention kernel's own
-// phases counted as attention.
+// phases counted as attention; and where each layer ends: the latest end of its last
+// all-reduce, a point every PE passes together.
 class Breakdown {
  public:
+  explicit Breakdown(bool parallel) : last_(parallel ? "attn_all_reduce" : "mlp_all_reduce") {}
   void add(const OpRecord& r) {
     if (r.engine.str() != "phase") return;
     std::string name = r.kind.str();
     if (std::find(kOps.begin(), kOps.end(), name) == kOps.end()) name = "attention";
     sums_[name] += r.end - r.start;
-    pes_.insert(r.pe.str());
-    if (name == "attn_norm" && r.start < begin_) begin_ = r.start;
-    if ((name == "mlp_all_reduce" || name == "attn_all_reduce") && r.end > end_) end_ = r.end;
+    const std::string pe = r.pe.str();
+    if (name == "attn_norm" && layers_of_[pe] == 0) first_ = std::min(first_, r.start);
+    if (name == last_) {
+      const std::size_t layer = layers_of_[pe]++;
+      if (ends_.size() <= layer) ends_.resize(layer + 1, 0);
+      ends_[layer] = std::max(ends_[layer], r.end);
+    }
   }
   std::vector<std::pair<std::string, double>> by_op() const {
     std::vector<std::pair<std::string, double>> out;
     for (const std::string& op : kOps)
       if (const auto it = sums_.find(op); it != sums_.end())
-        out.emplace_back(op, static_cast<double>(it->second) / static_cast<double>(pes_.size()));
+        out.emplace_back(op, static_cast<double>(it->second) / static_cast<double>(layers_of_.size()));
     return out;
   }
-  std::uint64_t layers_cycles() const { return end_ > begin_ ? end_ - begin_ : 0; }
+  // A layer's cycles in the steady state: between the ends of the first and the last
+  // layer, or the one layer's span.
+  double layer_cycles() const {
+    if (ends_.empty()) return 0;
+    if (ends_.size() == 1) return static_cast<double>(ends_[0] - first_);
+    return static_cast<double>(ends_.back() - ends_.front()) / static_cast<double>(ends_.size() - 1);
+  }
 
  private:
   inline static const std::vector<std::string> kOps = {
@@ -301,10 +313,53 @@ class Breakdown {
       "kv_append", "attention",        "o_scatter",  "o_proj",          "attn_all_reduce", "mlp_norm",
       "up_gate_proj", "activation",    "down_proj",  "mlp_all_reduce",  "final_norm", "lm_head",
       "pick_gather", "pick"};
+  std::string last_;
   std::map<std::string, std::uint64_t> sums_;
-  std::set<std::string> pes_;
-  std::uint64_t begin_ = ~std::uint64_t{0}, end_ = 0;
+  std::map<std::string, std::size_t> layers_of_;  // per PE: layers ended
+  std::vector<std::uint64_t> ends_;
+  std::uint64_t first_ = ~std::uint64_t{0};
 };
+
+// The ends of the model (model_step, timing mode): the vocabulary dealt over every PE of
+// the run, each PE's pick gathered by all.
+layer::Ends place_ends(RuntimeContext& rt, const StepConfig& c, const Geometry& geo, const layer::LayerForm& f) {
+  const Topology& topo = rt.system().topology();
+  const DPPolicy every = DPPolicy::replicate(topo.cubes_per_sip(), geo.cube_pes);
+  const DPPolicy dealt = DPPolicy::shard2d(topo.cubes_per_sip(), geo.cube_pes);
+  const auto ranks = static_cast<std::uint32_t>(c.devices.size()) * geo.sip_pes;
+  const std::int64_t pes = geo.sip_pes, h = f.hidden, b = f.batch;
+  layer::Ends e;
+  e.vocab_rows = ceil_div(c.model.vocab, ranks);
+  const std::uint32_t sips = topo.system.sips;
+  for (auto* v : {&e.embed, &e.sums, &e.final_norm, &e.head_t, &e.picks, &e.rank_index, &e.next}) v->resize(sips);
+  e.first_pe.assign(sips, 0);
+  HostTensor index;
+  index.shape = {b, ranks};
+  for (std::int64_t r = 0; r < b; ++r)
+    for (std::uint32_t i = 0; i < ranks; ++i) index.data.push_back(static_cast<float>(i));
+  for (std::uint32_t di = 0; di < c.devices.size(); ++di) {
+    const SipId sip = c.devices[di];
+    const std::uint32_t i = sip.value;
+    e.first_pe[i] = di * geo.sip_pes;
+    e.embed[i] = rt.empty("w.embed", {pes * i64(e.vocab_rows), h}, DType::bf16, dealt, sip);
+    e.sums[i] = rt.empty("embed_sums", {pes * b * h / 64, 64}, DType::fp32, dealt, sip);
+    e.final_norm[i] = rt.empty("w.final_norm", {f.layer_norm ? 2 : 1, h}, DType::fp32, every, sip);
+    e.head_t[i] = rt.empty("w.lm_head_t", {pes * h, i64(e.vocab_rows)}, DType::bf16, dealt, sip);
+    e.picks[i] = rt.empty("picks", {pes * ranks * b, 2}, DType::fp32, dealt, sip);
+    e.rank_index[i] = rt.from_host("rank_index", index, DType::fp32, every, sip);
+    e.next[i] = rt.empty("next_tokens", {b, 1}, DType::fp32, every, sip);
+  }
+  collectives::Request q;
+  q.op = collectives::Op::AllGather;
+  q.ranks = collectives::ranks_of_pes(topo, c.devices);
+  q.bytes = std::uint64_t{ranks} * f.batch * 2 * 4;
+  q.cols = 2;
+  e.gather_picks = collectives::make_plan(topo, q);
+  e.gather_picks.tag = 1300;
+  // The step's tokens: any ids, spread over the vocabulary.
+  for (std::uint32_t r = 0; r < f.batch; ++r) e.tokens.push_back((std::uint64_t{r} * 7919 + 17) % c.model.vocab);
+  return e;
+}
 
 }  // namespace
 
@@ -437,6 +492,7 @@ StepResult run_step(RuntimeContext& rt, const StepConfig& c, const StepValues* v
     const std::uint64_t pos = cfg.lens[r] - 1;
     s.appends.push_back({r, kv.tables[r][pos / cfg.page_rows].rank, kv.cache_row(r, pos, plans.front().rank_rows)});
   }
+  const layer::Ends ends = c.ends ? place_ends(rt, cfg, geo, f) : layer::Ends{};
   // The step's input and output on every PE (the first PE stores y).
   std::vector<DeviceTensor> x_in(sips), y_out(sips);
   for (const SipId sip : res.devices) {
@@ -446,26 +502,30 @@ StepResult run_step(RuntimeContext& rt, const StepConfig& c, const StepValues* v
   }
   const PeCoord first{res.devices.front(), CubeId(0), PeId(0)};
   for (const SipId sip : res.devices)
-    rt.launch(sip, "decoder_layer", [&, sip](tl::Ctx& tl) {
+    rt.launch(sip, c.ends ? "model_step" : "decoder_layer", [&, sip](tl::Ctx& tl) {
+      if (c.ends) return layer::model_step(tl, s, ends, layers);
       const tl::Tensor x = tl.persistent({b, f.hidden}, DType::fp32, "x");
       tl.load(x_in[sip.value], tl.shard_rows(x_in[sip.value]), &x);
       for (const auto& layer : layers) layer::decoder_layer(tl, s, layer.at(sip.value), x);
       if (tl.coord() == first) tl.store(y_out[sip.value], tl.shard_rows(y_out[sip.value]), x);
     });
   rt.couple_devices();
-  Breakdown breakdown;
+  Breakdown breakdown(f.parallel);
   {
     const OpLog::Listening listening = rt.op_log().listen([&](const OpRecord& r) {
       breakdown.add(r);
-      if (r.bytes == 0 || r.kind.str() == "recv") return;
-      if (r.tensor.rfind("w.", 0) == 0) res.weight_bytes += r.bytes;
-      else if (r.tensor.rfind("k.h", 0) == 0 || r.tensor.rfind("v.h", 0) == 0) res.kv_bytes += r.bytes;
+      if (r.bytes == 0 || (r.engine.str() != "dma" && r.kind.str() != "composite")) return;
+      const std::string& t = r.tensor;
+      if (t.rfind("w.L", 0) == 0) res.weight_bytes += r.bytes;
+      else if (t.rfind("w.", 0) == 0) res.end_weight_bytes += r.bytes;
+      else if (t.rfind("k.h", 0) == 0 || t.rfind("v.h", 0) == 0) res.kv_bytes += r.bytes;
+      else if (t == "embed_sums" || t == "picks" || t == "rank_index" || t == "next_tokens") res.end_activation_bytes += r.bytes;
       else res.activation_bytes += r.bytes;
     });
     rt.run();
   }
   res.cycles = rt.last_run_cycles();
-  res.layers_cycles = breakdown.layers_cycles();
+  res.layer_cycles = breakdown.layer_cycles();
   res.by_op = breakdown.by_op();
   if (rt.data_mode()) {
     LayerOutputs out;

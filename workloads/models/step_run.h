@@ -52,10 +52,13 @@ struct LayerOutputs {
 
 struct StepResult {
   std::uint64_t cycles = 0;        // the simulated run
-  std::uint64_t layers_cycles = 0;  // from the first layer's start to the last one's end
+  double layer_cycles = 0;          // a layer's, in the steady state of the simulated ones
   std::vector<SipId> devices;
   std::vector<std::pair<std::string, double>> by_op;  // mean cycles per PE in each op, step order
-  std::uint64_t weight_bytes = 0, kv_bytes = 0, activation_bytes = 0;  // moved, as the op log counts them
+  // Bytes the DMA moved, as the op log counts them: the layers' (weights, KV cache and
+  // activations: loads and stores of everything else), and the model's ends'.
+  std::uint64_t weight_bytes = 0, kv_bytes = 0, activation_bytes = 0;
+  std::uint64_t end_weight_bytes = 0, end_activation_bytes = 0;
   std::optional<LayerOutputs> out;  // data mode
 };
 

@@ -5,7 +5,6 @@
 #include <filesystem>
 #include <numeric>
 
-#include "base/units.h"
 #include "workloads/gqa_decode_batch/batch_spec.h"
 #include "workloads/models/layer_check.h"
 #include "workloads/models/step_run.h"
@@ -82,18 +81,17 @@ class StepJob : public Job {
     r.add("requests.longest", *std::max_element(c_.lens.begin(), c_.lens.end()), Merge::Same);
     // The layers not simulated take as long as the simulated ones, on average.
     const double scale = static_cast<double>(total) / c_.layers;
-    const double layers = whole_ ? static_cast<double>(s.layers_cycles) : static_cast<double>(s.cycles);
-    const double step = static_cast<double>(s.cycles) + (scale - 1) * layers;
+    const double step = static_cast<double>(s.cycles) + static_cast<double>(total - c_.layers) * s.layer_cycles;
     r.add("step.cycles", step, Merge::Same);
-    r.add("step.layer_cycles", layers / c_.layers, Merge::Same);
+    r.add("step.layer_cycles", s.layer_cycles, Merge::Same);
     r.add("step.scaled", total != c_.layers, Merge::Same);
     nlohmann::json ops = nlohmann::json::array();
     for (const auto& [op, cycles] : s.by_op)
       ops.push_back({{"op", op}, {"cycles", layer_op(op) ? cycles * scale : cycles}});
     r.add("by_op", ops, Merge::Same);
-    r.add("bytes.weights", s.weight_bytes * scale, Merge::Same);
+    r.add("bytes.weights", s.weight_bytes * scale + s.end_weight_bytes, Merge::Same);
     r.add("bytes.kv", s.kv_bytes * scale, Merge::Same);
-    r.add("bytes.activations", s.activation_bytes * scale, Merge::Same);
+    r.add("bytes.activations", s.activation_bytes * scale + s.end_activation_bytes, Merge::Same);
     const StepCost cost = cost_of(c_, total, whole_);
     r.add("flops", cost.flops, Merge::Same);
     r.add("roofline.weight_bytes", cost.weight_bytes, Merge::Same);
@@ -189,14 +187,12 @@ std::string StepWorkload::report(const Result& r, const Topology& topo) const {
         layers == total ? "" : ", the step scaled from them", r.number("step.layer_cycles"));
   add("  step            %.0f cycles = %.4g ms: %.4g tokens/s, %.4g ms per output token\n", r.number("step.cycles"),
       1e3 * r.number("step.seconds"), r.number("tokens_per_s"), 1e3 * r.number("time_per_output_token"));
-  add("  roofline        weights %s + KV %s over the HBM of the run's SIPs: %.0f cycles, efficiency %.1f%%\n",
-      units::format_bytes(static_cast<std::uint64_t>(r.number("roofline.weight_bytes"))).c_str(),
-      units::format_bytes(static_cast<std::uint64_t>(r.number("roofline.kv_bytes"))).c_str(),
-      r.number("roofline.cycles"), 100 * r.number("roofline_efficiency"));
-  add("  bytes moved     weights %s, KV %s, activations and messages %s; %.4g GFLOP\n",
-      units::format_bytes(static_cast<std::uint64_t>(r.number("bytes.weights"))).c_str(),
-      units::format_bytes(static_cast<std::uint64_t>(r.number("bytes.kv"))).c_str(),
-      units::format_bytes(static_cast<std::uint64_t>(r.number("bytes.activations"))).c_str(), r.number("flops") / 1e9);
+  add("  roofline        weights %.4g GB + KV %.4g GB over the HBM of the run's SIPs: %.0f cycles, efficiency %.1f%%\n",
+      r.number("roofline.weight_bytes") / 1e9, r.number("roofline.kv_bytes") / 1e9, r.number("roofline.cycles"),
+      100 * r.number("roofline_efficiency"));
+  add("  bytes moved     weights %.4g GB, KV %.4g GB, activations and messages %.4g GB; %.4g GFLOP\n",
+      r.number("bytes.weights") / 1e9, r.number("bytes.kv") / 1e9, r.number("bytes.activations") / 1e9,
+      r.number("flops") / 1e9);
   double sum = 0;
   for (const auto& op : r.figure("by_op")) sum += op.at("cycles").get<double>();
   add("  by op           (mean cycles of a PE in each op)\n");
