@@ -1,0 +1,185 @@
+// Whole-model decode (docs/models.md): a decoder layer matches fp64 in data mode, and an
+// outside numpy script recomputes it from the files it writes; a model step scaled from
+// N layers is within 1% of simulating them all; the roofline is its closed form; weight
+// streaming moves with the HBM bandwidth; models that do not fit are refused, saying why.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "tests/kernels/tl_support.h"
+#include "tests/sc_main/cli_support.h"
+#include "workloads/models/layer_check.h"
+#include "workloads/workload.h"
+
+namespace kb::workloads {
+namespace {
+
+// Runs workload `name` with these knobs on a fresh machine of `topo`.
+Result run_workload(const std::string& name, const std::map<std::string, std::string>& knobs,
+                    const std::vector<SipId>& devices, bool data, const std::vector<std::string>& sets = {}) {
+  test::Machine m("llama70b_4sip", data, sets, RunOptions::OpLogKept::Nothing);
+  const Workload& w = *find(name);
+  Values v;
+  for (const KnobSet* set : w.knobs())
+    for (const Knob& k : set->knobs) {
+      const auto given = knobs.find(k.field);
+      v.set(k.field, given == knobs.end() ? k.fallback : given->second, given != knobs.end());
+    }
+  const Setup setup{&m.topo, devices, {}, data};
+  const auto job = w.configure(v, setup);
+  Result r = job->run(m.rt);
+  w.derive(r);
+  return r;
+}
+
+// The same through the program (a process of its own: one elaboration each), from --json.
+nlohmann::json run_json(const std::string& args) {
+  const std::string file = test::temp_dir("model_step_json") + "/r.json";
+  const test::Result r = test::run("run " + args + " --json " + file);
+  EXPECT_EQ(r.code, 0) << r.out;
+  std::ifstream in(file);
+  return nlohmann::json::parse(in);
+}
+
+double op_cycles(const nlohmann::json& r, const std::string& op) {
+  for (const auto& o : r.at("by_op"))
+    if (o.at("op") == op) return o.at("cycles").get<double>();
+  ADD_FAILURE() << "no op " << op;
+  return 0;
+}
+
+std::string refusal(const std::string& name, const std::map<std::string, std::string>& knobs,
+                    const std::vector<SipId>& devices) {
+  try {
+    run_workload(name, knobs, devices, false);
+  } catch (const ConfigError& e) {
+    return e.text();
+  }
+  return "";
+}
+
+const std::vector<SipId> kTwoSips = {SipId(0), SipId(1)};
+
+TEST(DecoderLayer, TheTinyLayerIsTheHostsFp64) {
+  const Result r = run_workload("decoder_layer", {{"model", "tiny"}, {"batch", "5,9,33"}, {"check", "true"}}, kTwoSips, true);
+  ASSERT_TRUE(r.numerics.has_value());
+  EXPECT_TRUE(r.numerics->pass) << r.numerics->error << " against " << r.numerics->tolerance;
+  EXPECT_TRUE(r.numerics->enforced);
+  EXPECT_GT(r.numerics->naive_error, 0) << "bf16 storage rounds";
+}
+
+// The check tells a wrong layer from a right one: the run's y against the reference of
+// the same values at other positions (RoPE rotates Q and K by the wrong angles) misses.
+TEST(DecoderLayer, TheCheckSeesWrongPositions) {
+  test::Machine m("llama70b_4sip", true, {}, RunOptions::OpLogKept::Nothing);
+  StepConfig c;
+  c.model = model_preset("tiny");
+  c.lens = {40, 7};
+  c.devices = kTwoSips;
+  const StepValues v = StepValues::random(c, 3);
+  const StepResult got = run_step(m.rt, c, &v);
+  ASSERT_TRUE(got.out.has_value());
+  EXPECT_TRUE(check_layer(c, v, *got.out).pass);
+  StepValues moved = v;
+  for (auto& p : moved.positions) p += 5;
+  EXPECT_FALSE(check_layer(c, moved, *got.out).pass);
+}
+
+// Falcon's form (LayerNorm, a GELU MLP, attention and MLP from one norm) and Qwen's QKV
+// bias, on a tiny model of that form.
+TEST(DecoderLayer, AParallelLayerNormGeluBlockWithQkvBiasIsTheHostsFp64) {
+  test::Machine m("llama70b_4sip", true, {}, RunOptions::OpLogKept::Nothing);
+  StepConfig c;
+  c.model = model_preset("tiny");
+  c.model.norm = NormKind::Layer;
+  c.model.mlp = MlpKind::Gelu;
+  c.model.block = BlockKind::Parallel;
+  c.model.qkv_bias = true;
+  c.lens = {20, 3};
+  c.devices = kTwoSips;
+  const StepValues v = StepValues::random(c, 5);
+  const StepResult got = run_step(m.rt, c, &v);
+  ASSERT_TRUE(got.out.has_value());
+  const Numerics n = check_layer(c, v, *got.out);
+  EXPECT_TRUE(n.pass) << n.error << " against " << n.tolerance;
+}
+
+// The files of --outputs let numpy recompute the layer with Hugging Face's conventions.
+TEST(DecoderLayer, OutputsLetNumpyRecomputeTheLayer) {
+  if (std::system("/usr/bin/python3 -c 'import numpy' > /dev/null 2>&1") != 0)
+    GTEST_SKIP() << "Debian's python3-numpy is not installed";
+  const std::string dir = test::temp_dir("layer_outputs");
+  const test::Result run = test::run("run --kernel decoder_layer --model tiny --batch 12,30 --devices 0-1 --data --check --outputs " + dir);
+  ASSERT_EQ(run.code, 0) << run.out;
+  for (const char* f : {"x", "positions", "input_layernorm", "q_proj", "k_proj", "v_proj", "o_proj",
+                        "post_attention_layernorm", "gate_proj", "up_proj", "down_proj", "k_cache_0", "v_cache_1", "y",
+                        "k_new", "v_new"})
+    EXPECT_TRUE(std::filesystem::exists(dir + "/" + f + ".npy")) << f;
+  EXPECT_TRUE(std::filesystem::exists(dir + "/config.json"));
+  const test::Result numpy =
+      test::run_shell("/usr/bin/python3 " + test::source_path("scripts/layer_from_files.py") + " " + dir);
+  EXPECT_EQ(numpy.code, 0) << numpy.out;
+}
+
+// A model's step from 2 simulated layers, the rest scaled from the steady-state layer,
+// against all 32 simulated.
+TEST(ModelStep, TheStepScaledFromTwoLayersIsWithinOnePercentOfAllLayers) {
+  const std::string run = "--kernel model_step --model llama3-8b --batch 2048 --devices 0 --layers ";
+  const nlohmann::json all = run_json(run + "all"), two = run_json(run + "2");
+  EXPECT_FALSE(all.at("step").at("scaled").get<bool>());
+  EXPECT_TRUE(two.at("step").at("scaled").get<bool>());
+  const double step = all.at("step").at("cycles").get<double>();
+  EXPECT_EQ(step, all.at("simulated_cycles").get<double>());
+  EXPECT_NEAR(two.at("step").at("cycles").get<double>(), step, 0.01 * step);
+  EXPECT_LT(two.at("simulated_cycles").get<double>(), step / 8) << "two layers simulate far fewer cycles";
+}
+
+// The decode roofline: every weight and KV byte once over the HBM of the run's SIPs.
+TEST(ModelStep, TheRooflineIsWeightsAndKvOverTheHbmBandwidth) {
+  const Result r = run_workload("decoder_layer", {{"model", "llama3-8b"}, {"batch", "1000,3000"}}, {SipId(0)}, false);
+  const ModelPreset m = model_preset("llama3-8b");
+  const double weights = 2.0 * static_cast<double>(m.layer_parameters());
+  const double kv = 4000.0 * 2 * m.heads_kv * m.head_dim * 2;
+  EXPECT_EQ(r.number("roofline.weight_bytes"), weights);
+  EXPECT_EQ(r.number("roofline.kv_bytes"), kv);
+  EXPECT_DOUBLE_EQ(r.number("roofline.cycles"), (weights + kv) / (128.0 * 64));
+  EXPECT_DOUBLE_EQ(r.number("roofline_efficiency"), r.number("roofline.cycles") / r.number("step.cycles"));
+  EXPECT_DOUBLE_EQ(r.number("tokens_per_s"), 2 / r.number("step.seconds"));
+  // The DMA streamed every weight (norms and all in fp32, so a little more).
+  EXPECT_GE(r.number("bytes.weights"), weights);
+  EXPECT_LE(r.number("bytes.weights"), weights * 1.01);
+}
+
+// A physics probe: at half the HBM bandwidth, the projections, which stream their
+// weights, take twice as long; the collectives, on the NOC, do not move with it.
+TEST(ModelStep, WeightStreamingMovesWithTheHbmBandwidth) {
+  const std::string run = "--kernel decoder_layer --model llama3-8b --batch 512 --devices 0";
+  const nlohmann::json full = run_json(run), half = run_json(run + " --set cube.hbm.bandwidth=32B/cycle");
+  for (const char* op : {"up_gate_proj", "down_proj"}) {
+    const double ratio = op_cycles(half, op) / op_cycles(full, op);
+    EXPECT_GT(ratio, 1.9) << op;
+    EXPECT_LT(ratio, 2.05) << op;
+  }
+  EXPECT_NEAR(op_cycles(half, "mlp_all_reduce"), op_cycles(full, "mlp_all_reduce"), 0.15 * op_cycles(full, "mlp_all_reduce"));
+}
+
+TEST(ModelStep, ModelsThatDoNotFitAreRefusedSayingWhy) {
+  const std::vector<SipId> four = {SipId(0), SipId(1), SipId(2), SipId(3)};
+  EXPECT_NE(refusal("model_step", {{"model", "llama3.1-405b"}}, four).find("it needs 8 SIPs for its weights"),
+            std::string::npos);
+  EXPECT_NE(refusal("model_step", {{"model", "falcon-7b"}}, four).find("71 query heads do not split evenly over 4 SIPs"),
+            std::string::npos);
+  EXPECT_NE(refusal("model_step", {{"model", "tiny"}}, four).find("2 KV heads are fewer than the 4 SIPs"),
+            std::string::npos);
+  EXPECT_NE(refusal("model_step", {{"model", "llama3-70b"}, {"batch", "random:64:1024-8192:7"}}, four)
+                .find("at most 9 requests a step"),
+            std::string::npos)
+      << refusal("model_step", {{"model", "llama3-70b"}, {"batch", "random:64:1024-8192:7"}}, four);
+  EXPECT_NE(refusal("model_step", {{"model", "llama3-8b"}, {"phase", "prefill"}}, four).find("allowed values: decode"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace kb::workloads
