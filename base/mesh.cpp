@@ -1,5 +1,7 @@
 #include "base/mesh.h"
 
+#include <utility>
+
 namespace kb {
 
 const char* direction_name(Direction d) {
@@ -45,5 +47,26 @@ std::uint32_t Mesh::hops(CubeId a, CubeId b) const {
   const MeshPos p = pos(a), q = pos(b);
   return (p.x > q.x ? p.x - q.x : q.x - p.x) + (p.y > q.y ? p.y - q.y : q.y - p.y);
 }
+
+std::vector<std::uint32_t> ring_order(std::uint32_t w, std::uint32_t h) {
+  if (w * h <= 2) {
+    std::vector<std::uint32_t> r;
+    for (std::uint32_t i = 0; i < w * h; ++i) r.push_back(i);
+    return r;
+  }
+  // With an even number of rows: along row 0, snake back over columns 1.. of the other
+  // rows, then up column 0. An even number of columns: the same, transposed.
+  const bool transpose = h % 2 != 0;
+  const std::uint32_t cols = transpose ? h : w, rows = transpose ? w : h;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> path;  // (x, y) in the possibly transposed grid
+  for (std::uint32_t x = 0; x < cols; ++x) path.emplace_back(x, 0);
+  for (std::uint32_t y = 1; y < rows; ++y)
+    for (std::uint32_t i = 0; i + 1 < cols; ++i) path.emplace_back(y % 2 == 1 ? cols - 1 - i : 1 + i, y);
+  for (std::uint32_t y = rows - 1; y >= 1; --y) path.emplace_back(0, y);
+  std::vector<std::uint32_t> order;
+  for (const auto& [x, y] : path) order.push_back(transpose ? x * w + y : y * w + x);
+  return order;
+}
+
 
 }  // namespace kb

@@ -40,4 +40,9 @@ class Mesh {
   std::uint32_t width_, height_;
 };
 
+// A Hamiltonian cycle of a w x h rectangle of cubes (row-major indices within it, every
+// step one mesh hop): the prefill ring, a collective's ring across cubes. Exists for
+// every even w * h (and trivially for one or two cubes).
+std::vector<std::uint32_t> ring_order(std::uint32_t w, std::uint32_t h);
+
 }  // namespace kb

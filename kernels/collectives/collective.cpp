@@ -154,7 +154,33 @@ void run(tl::Ctx& tl, const Plan& plan, const std::vector<DeviceTensor>& buffers
   std::vector<std::uint32_t> order(m);
   for (std::uint32_t i = 0; i < m; ++i) order[i] = (lane % 2) ? m - 1 - i : i;  // lanes alternate directions
   const std::uint32_t t = plan.tag;
-  if (plan.op == Op::AllReduce) {
+  const SipLevels levels = sip_levels(plan.ranks, mine, tl.mesh());
+  if (plan.op == Op::AllReduce && levels.two_level()) {
+    // Through the cube, then across the cubes on the cube's part, then across the SIPs on
+    // this rank's part of that; and the parts back the same way.
+    const std::vector<std::uint32_t>* cube = nullptr;
+    std::uint32_t kc = 0, km = 0;
+    for (std::uint32_t i = 0; i < levels.cubes.size(); ++i)
+      if (const auto at = std::find(levels.cubes[i].begin(), levels.cubes[i].end(), rank); at != levels.cubes[i].end()) {
+        cube = &levels.cubes[i];
+        kc = static_cast<std::uint32_t>(at - cube->begin());
+        km = i;
+      }
+    const auto c = static_cast<std::uint32_t>(cube->size()), n = static_cast<std::uint32_t>(levels.cubes.size());
+    std::vector<std::uint32_t> across_cubes, cube_ring(c), mesh_ring;
+    for (const auto& members : levels.cubes) across_cubes.push_back(members[kc]);
+    for (std::uint32_t i = 0; i < c; ++i) cube_ring[i] = i;
+    mesh_ring = levels.ring;
+    if (kc % 2) std::reverse(mesh_ring.begin(), mesh_ring.end());  // the places' rings alternate directions
+    Lane in_cube = lane_of(*cube, kc), in_mesh = lane_of(across_cubes, km);
+    const RowRange cube_part = Lane::part(rows, c, kc), part = Lane::part(cube_part, n, km);
+    in_cube.ring_reduce_scatter(rows, cube_ring, false, t);
+    in_mesh.ring_reduce_scatter(cube_part, mesh_ring, false, t + kTagsPerPhase);
+    Lane across = lane_of(across_at(k), sip_index(rank));
+    run_flat(across, part, {Op::AllReduce, plan.across, &plan.across_rings, lane, 0, t + 2 * kTagsPerPhase});
+    in_mesh.ring_all_gather(cube_part, mesh_ring, t + 3 * kTagsPerPhase);
+    in_cube.ring_all_gather(rows, cube_ring, t + 4 * kTagsPerPhase);
+  } else if (plan.op == Op::AllReduce) {
     in_sip.ring_reduce_scatter(rows, order, false, t);
     Lane across = lane_of(across_at(k), sip_index(rank));
     run_flat(across, Lane::part(rows, m, k), {Op::AllReduce, plan.across, &plan.across_rings, lane, 0, t + kTagsPerPhase});

@@ -360,6 +360,29 @@ double lane_bytes_of(const Plan& p, std::uint64_t bytes) {
 
 }  // namespace
 
+SipLevels sip_levels(const std::vector<Rank>& ranks, const std::vector<std::uint32_t>& members, const Mesh& mesh) {
+  SipLevels lv;
+  std::vector<std::uint32_t> ids;  // the cubes, in order of first rank
+  for (const std::uint32_t r : members) {
+    const std::uint32_t c = ranks[r][0].cube.value;
+    const auto at = static_cast<std::size_t>(std::find(ids.begin(), ids.end(), c) - ids.begin());
+    if (at == ids.size()) {
+      ids.push_back(c);
+      lv.cubes.emplace_back();
+    }
+    lv.cubes[at].push_back(r);
+  }
+  for (const auto& c : lv.cubes)
+    if (c.size() != lv.cubes[0].size()) return {};
+  if (ids.size() == mesh.cubes() && ids.size() % 2 == 0) {
+    for (const std::uint32_t c : ring_order(mesh.width(), mesh.height()))
+      lv.ring.push_back(static_cast<std::uint32_t>(std::find(ids.begin(), ids.end(), c) - ids.begin()));
+  } else {
+    for (std::uint32_t i = 0; i < ids.size(); ++i) lv.ring.push_back(i);
+  }
+  return lv;
+}
+
 Tree tree_of(Algorithm a) {
   return a == Algorithm::Ring ? Tree::Chain : a == Algorithm::Tree ? Tree::Binary : Tree::Star;
 }
@@ -409,7 +432,34 @@ Estimate estimate(const Topology& topo, const Plan& p, std::uint64_t bytes) {
       e.hbm = std::max(e.hbm, s.hbm);
       e.cycles += std::max(s.bandwidth, s.chain);
     };
-    if (p.op == Op::AllReduce) {
+    std::vector<std::uint32_t> first(static_cast<std::size_t>(m));
+    for (std::uint32_t i = 0; i < m; ++i) first[i] = i;
+    const SipLevels lv = sip_levels(h.local[0], first, topo.mesh());
+    if (p.op == Op::AllReduce && lv.two_level()) {
+      // Each cube's ranks, then the ranks at one place across the cubes (every SIP alike).
+      const auto c = static_cast<std::uint32_t>(lv.cubes[0].size()), n = static_cast<std::uint32_t>(lv.cubes.size());
+      std::vector<std::vector<Rank>> in_cube, in_mesh;
+      for (const auto& local : h.local) {
+        for (const auto& cube : lv.cubes) {
+          in_cube.emplace_back();
+          for (const std::uint32_t r : cube) in_cube.back().push_back(local[r]);
+        }
+        for (std::uint32_t k = 0; k < c; ++k) {
+          in_mesh.emplace_back();
+          for (const std::uint32_t i : lv.ring) in_mesh.back().push_back(local[lv.cubes[i][k]]);
+        }
+      }
+      std::vector<std::vector<std::uint32_t>> cube_rings{{}}, mesh_rings{{}};
+      for (std::uint32_t i = 0; i < c; ++i) cube_rings[0].push_back(i);
+      for (std::uint32_t i = 0; i < n; ++i) mesh_rings[0].push_back(i);
+      const FlatRun cube_run{Op::ReduceScatter, Algorithm::Ring, in_cube, 0, &cube_rings, lane};
+      const FlatRun mesh_run{Op::ReduceScatter, Algorithm::Ring, in_mesh, 0, &mesh_rings, lane / c};
+      add(flat_estimate(topo, cube_run, p.piece_rows, p.cols));
+      add(flat_estimate(topo, mesh_run, p.piece_rows, p.cols));
+      add(flat_estimate(topo, {Op::AllReduce, p.across, h.across, 0, &p.across_rings, lane / m}, p.piece_rows, p.cols));
+      add(flat_estimate(topo, {Op::AllGather, Algorithm::Ring, in_mesh, 0, &mesh_rings, lane / c}, p.piece_rows, p.cols));
+      add(flat_estimate(topo, {Op::AllGather, Algorithm::Ring, in_cube, 0, &cube_rings, lane}, p.piece_rows, p.cols));
+    } else if (p.op == Op::AllReduce) {
       add(flat_estimate(topo, {Op::ReduceScatter, Algorithm::Ring, h.local, 0, &local_rings, lane}, p.piece_rows, p.cols));
       add(flat_estimate(topo, {Op::AllReduce, p.across, h.across, 0, &p.across_rings, lane / m}, p.piece_rows, p.cols));
       add(flat_estimate(topo, {Op::AllGather, Algorithm::Ring, h.local, 0, &local_rings, lane}, p.piece_rows, p.cols));

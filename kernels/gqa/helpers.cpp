@@ -116,26 +116,6 @@ void store_rows(tl::Ctx& tl, const DeviceTensor& t, RowRange rows, const tl::Ten
   }
 }
 
-std::vector<std::uint32_t> ring_order(std::uint32_t w, std::uint32_t h) {
-  if (w * h <= 2) {
-    std::vector<std::uint32_t> r;
-    for (std::uint32_t i = 0; i < w * h; ++i) r.push_back(i);
-    return r;
-  }
-  // With an even number of rows: along row 0, snake back over columns 1.. of the other
-  // rows, then up column 0. An even number of columns: the same, transposed.
-  const bool transpose = h % 2 != 0;
-  const std::uint32_t cols = transpose ? h : w, rows = transpose ? w : h;
-  std::vector<std::pair<std::uint32_t, std::uint32_t>> path;  // (x, y) in the possibly transposed grid
-  for (std::uint32_t x = 0; x < cols; ++x) path.emplace_back(x, 0);
-  for (std::uint32_t y = 1; y < rows; ++y)
-    for (std::uint32_t i = 0; i + 1 < cols; ++i) path.emplace_back(y % 2 == 1 ? cols - 1 - i : 1 + i, y);
-  for (std::uint32_t y = rows - 1; y >= 1; --y) path.emplace_back(0, y);
-  std::vector<std::uint32_t> order;
-  for (const auto& [x, y] : path) order.push_back(transpose ? x * w + y : y * w + x);
-  return order;
-}
-
 SoftmaxState SoftmaxState::of(tl::Ctx& tl, const tl::Tensor& packed) { return views(tl, packed); }
 
 void SoftmaxState::reset(tl::Ctx& tl) const {

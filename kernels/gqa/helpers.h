@@ -71,10 +71,6 @@ std::uint32_t center_rounds(std::uint32_t w, std::uint32_t h);  // ceil((w-1)/2)
 void load_rows(tl::Ctx& tl, const DeviceTensor& t, RowRange rows, const tl::Tensor& into);
 void store_rows(tl::Ctx& tl, const DeviceTensor& t, RowRange rows, const tl::Tensor& from);
 
-// A Hamiltonian cycle of a w x h group (group-local indices, every step one mesh hop),
-// for the prefill ring. Exists for every even w*h (and trivially for 1 cube).
-std::vector<std::uint32_t> ring_order(std::uint32_t w, std::uint32_t h);
-
 // The running (m, l, O) of online softmax, fp32, in one persistent [rows, d + 2] matrix
 // [O | l | m]: a whole state travels as one message, and O and l rescale together.
 struct SoftmaxState {

@@ -15,7 +15,7 @@ namespace kb::nn {
 // W^T per streamed tile (0: stream_tile_rows). Returns [T, out], fp32.
 tl::Tensor linear(tl::Ctx& tl, const tl::Tensor& x, const tl::Tensor& w_t, const tl::Tensor* bias = nullptr,
                   std::uint32_t tile_rows = 0);
-// Rows of a streamed ref `w` per tile: at most 128, and few enough that the two staging
+// Rows of a streamed ref `w` per tile: at most 512, and few enough that the four staging
 // tiles take at most a quarter of the TCM (the rest holds the activations).
 std::uint32_t stream_tile_rows(const tl::Ctx& tl, const tl::Tensor& w);
 

@@ -256,13 +256,15 @@ void plan_collectives(layer::StepPlan& s, const Topology& topo, const Geometry& 
       q.cols = f.batch;
       layer::GroupPlan plan{sip, start, {}, {}};
       q.op = collectives::Op::AllGather;
+      q.algorithm = collectives::Algorithm::OneShot;
       q.bytes = std::uint64_t{geo.ranks} * f.qkv_cols * f.batch * 4;
       plan.gather_qkv = collectives::make_plan(topo, q);
       plan.gather_qkv.tag = 1000;
       q.op = collectives::Op::ReduceScatter;
+      q.algorithm = collectives::Algorithm::OneShot;
       q.bytes = std::uint64_t{geo.ranks} * f.o_cols * f.batch * 4;
       plan.scatter_o = collectives::make_plan(topo, q);
-      plan.scatter_o.tag = 1100;
+      plan.scatter_o.tag = 2000;
       s.groups.push_back(std::move(plan));
     }
   collectives::Request all;
@@ -270,7 +272,7 @@ void plan_collectives(layer::StepPlan& s, const Topology& topo, const Geometry& 
   all.bytes = std::uint64_t{f.batch} * f.hidden * 4;
   all.cols = 64;
   s.all_reduce = collectives::make_plan(topo, all);
-  s.all_reduce.tag = 1200;
+  s.all_reduce.tag = 3000;
 }
 
 // Cycles per op: the mean over PEs of the phases' spans, the attention kernel's own
@@ -355,7 +357,7 @@ layer::Ends place_ends(RuntimeContext& rt, const StepConfig& c, const Geometry& 
   q.bytes = std::uint64_t{ranks} * f.batch * 2 * 4;
   q.cols = 2;
   e.gather_picks = collectives::make_plan(topo, q);
-  e.gather_picks.tag = 1300;
+  e.gather_picks.tag = 4000;
   // The step's tokens: any ids, spread over the vocabulary.
   for (std::uint32_t r = 0; r < f.batch; ++r) e.tokens.push_back((std::uint64_t{r} * 7919 + 17) % c.model.vocab);
   return e;
