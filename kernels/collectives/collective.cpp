@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <map>
+#include <numeric>
 
 #include "kernels/collectives/lane.h"
 #include "kernels/collectives/plan.h"
@@ -156,30 +157,39 @@ void run(tl::Ctx& tl, const Plan& plan, const std::vector<DeviceTensor>& buffers
   const std::uint32_t t = plan.tag;
   const SipLevels levels = sip_levels(plan.ranks, mine, tl.mesh());
   if (plan.op == Op::AllReduce && levels.two_level()) {
-    // Through the cube, then across the cubes on the cube's part, then across the SIPs on
-    // this rank's part of that; and the parts back the same way.
-    const std::vector<std::uint32_t>* cube = nullptr;
+    // Through the cube, then level by level across the cubes, each on the part the one
+    // before left, then across the SIPs on this rank's part; and the parts back the same way.
     std::uint32_t kc = 0, km = 0;
     for (std::uint32_t i = 0; i < levels.cubes.size(); ++i)
       if (const auto at = std::find(levels.cubes[i].begin(), levels.cubes[i].end(), rank); at != levels.cubes[i].end()) {
-        cube = &levels.cubes[i];
-        kc = static_cast<std::uint32_t>(at - cube->begin());
+        kc = static_cast<std::uint32_t>(at - levels.cubes[i].begin());
         km = i;
       }
-    const auto c = static_cast<std::uint32_t>(cube->size()), n = static_cast<std::uint32_t>(levels.cubes.size());
-    std::vector<std::uint32_t> across_cubes, cube_ring(c), mesh_ring;
-    for (const auto& members : levels.cubes) across_cubes.push_back(members[kc]);
-    for (std::uint32_t i = 0; i < c; ++i) cube_ring[i] = i;
-    mesh_ring = levels.ring;
-    if (kc % 2) std::reverse(mesh_ring.begin(), mesh_ring.end());  // the places' rings alternate directions
-    Lane in_cube = lane_of(*cube, kc), in_mesh = lane_of(across_cubes, km);
-    const RowRange cube_part = Lane::part(rows, c, kc), part = Lane::part(cube_part, n, km);
-    in_cube.ring_reduce_scatter(rows, cube_ring, false, t);
-    in_mesh.ring_reduce_scatter(cube_part, mesh_ring, false, t + kTagsPerPhase);
+    const std::vector<std::uint32_t>& cube = levels.cubes[km];
+    std::vector<std::uint32_t> cube_ring(cube.size());
+    std::iota(cube_ring.begin(), cube_ring.end(), 0u);
+    std::vector<Lane> lanes{lane_of(cube, kc)};
+    std::vector<std::vector<std::uint32_t>> rings{cube_ring};
+    std::vector<RowRange> parts{rows, Lane::part(rows, static_cast<std::uint32_t>(cube.size()), kc)};
+    for (const auto& groups : levels.mesh)
+      for (const auto& group : groups) {
+        const auto at = std::find(group.begin(), group.end(), km);
+        if (at == group.end()) continue;
+        std::vector<std::uint32_t> members, ring(group.size());
+        for (const std::uint32_t i : group) members.push_back(levels.cubes[i][kc]);
+        std::iota(ring.begin(), ring.end(), 0u);
+        if (kc % 2) std::reverse(ring.begin(), ring.end());  // the places' rings alternate directions
+        const auto me = static_cast<std::uint32_t>(at - group.begin());
+        lanes.push_back(lane_of(members, me));
+        rings.push_back(ring);
+        parts.push_back(Lane::part(parts.back(), static_cast<std::uint32_t>(group.size()), me));
+      }
+    const auto n = static_cast<std::uint32_t>(lanes.size());
+    for (std::uint32_t i = 0; i < n; ++i) lanes[i].ring_reduce_scatter(parts[i], rings[i], false, t + i * kTagsPerPhase);
     Lane across = lane_of(across_at(k), sip_index(rank));
-    run_flat(across, part, {Op::AllReduce, plan.across, &plan.across_rings, lane, 0, t + 2 * kTagsPerPhase});
-    in_mesh.ring_all_gather(cube_part, mesh_ring, t + 3 * kTagsPerPhase);
-    in_cube.ring_all_gather(rows, cube_ring, t + 4 * kTagsPerPhase);
+    run_flat(across, parts.back(), {Op::AllReduce, plan.across, &plan.across_rings, lane, 0, t + n * kTagsPerPhase});
+    for (std::uint32_t i = n; i-- > 0;)
+      lanes[i].ring_all_gather(parts[i], rings[i], t + (2 * n - i) * kTagsPerPhase);
   } else if (plan.op == Op::AllReduce) {
     in_sip.ring_reduce_scatter(rows, order, false, t);
     Lane across = lane_of(across_at(k), sip_index(rank));

@@ -374,12 +374,15 @@ SipLevels sip_levels(const std::vector<Rank>& ranks, const std::vector<std::uint
   }
   for (const auto& c : lv.cubes)
     if (c.size() != lv.cubes[0].size()) return {};
+  std::vector<std::uint32_t> ring;
   if (ids.size() == mesh.cubes() && ids.size() % 2 == 0) {
     for (const std::uint32_t c : ring_order(mesh.width(), mesh.height()))
-      lv.ring.push_back(static_cast<std::uint32_t>(std::find(ids.begin(), ids.end(), c) - ids.begin()));
+      ring.push_back(static_cast<std::uint32_t>(std::find(ids.begin(), ids.end(), c) - ids.begin()));
   } else {
-    for (std::uint32_t i = 0; i < ids.size(); ++i) lv.ring.push_back(i);
+    ring.resize(ids.size());
+    std::iota(ring.begin(), ring.end(), 0u);
   }
+  lv.mesh = {{ring}};
   return lv;
 }
 
@@ -436,29 +439,41 @@ Estimate estimate(const Topology& topo, const Plan& p, std::uint64_t bytes) {
     for (std::uint32_t i = 0; i < m; ++i) first[i] = i;
     const SipLevels lv = sip_levels(h.local[0], first, topo.mesh());
     if (p.op == Op::AllReduce && lv.two_level()) {
-      // Each cube's ranks, then the ranks at one place across the cubes (every SIP alike).
-      const auto c = static_cast<std::uint32_t>(lv.cubes[0].size()), n = static_cast<std::uint32_t>(lv.cubes.size());
-      std::vector<std::vector<Rank>> in_cube, in_mesh;
-      for (const auto& local : h.local) {
+      // Each cube's ranks, then level by level the ranks at one place across the cubes
+      // (every SIP alike), each level on the part the one before left.
+      const auto c = static_cast<std::uint32_t>(lv.cubes[0].size());
+      std::vector<std::vector<Rank>> in_cube;
+      for (const auto& local : h.local)
         for (const auto& cube : lv.cubes) {
           in_cube.emplace_back();
           for (const std::uint32_t r : cube) in_cube.back().push_back(local[r]);
         }
-        for (std::uint32_t k = 0; k < c; ++k) {
-          in_mesh.emplace_back();
-          for (const std::uint32_t i : lv.ring) in_mesh.back().push_back(local[lv.cubes[i][k]]);
-        }
-      }
-      std::vector<std::vector<std::uint32_t>> cube_rings{{}}, mesh_rings{{}};
+      std::vector<std::vector<std::uint32_t>> cube_rings{{}};
       for (std::uint32_t i = 0; i < c; ++i) cube_rings[0].push_back(i);
-      for (std::uint32_t i = 0; i < n; ++i) mesh_rings[0].push_back(i);
-      const FlatRun cube_run{Op::ReduceScatter, Algorithm::Ring, in_cube, 0, &cube_rings, lane};
-      const FlatRun mesh_run{Op::ReduceScatter, Algorithm::Ring, in_mesh, 0, &mesh_rings, lane / c};
-      add(flat_estimate(topo, cube_run, p.piece_rows, p.cols));
-      add(flat_estimate(topo, mesh_run, p.piece_rows, p.cols));
+      std::vector<FlatRun> levels{{Op::ReduceScatter, Algorithm::Ring, in_cube, 0, &cube_rings, lane}};
+      std::vector<std::vector<std::vector<std::uint32_t>>> level_rings;
+      level_rings.reserve(lv.mesh.size());
+      double share = lane / c;
+      for (const auto& groups : lv.mesh) {
+        std::vector<std::vector<Rank>> across_cubes;
+        for (const auto& local : h.local)
+          for (const auto& group : groups)
+            for (std::uint32_t k = 0; k < c; ++k) {
+              across_cubes.emplace_back();
+              for (const std::uint32_t i : group) across_cubes.back().push_back(local[lv.cubes[i][k]]);
+            }
+        level_rings.push_back({{}});
+        for (std::uint32_t i = 0; i < groups[0].size(); ++i) level_rings.back()[0].push_back(i);
+        levels.push_back({Op::ReduceScatter, Algorithm::Ring, across_cubes, 0, &level_rings.back(), share});
+        share /= static_cast<double>(groups[0].size());
+      }
+      for (const FlatRun& run : levels) add(flat_estimate(topo, run, p.piece_rows, p.cols));
       add(flat_estimate(topo, {Op::AllReduce, p.across, h.across, 0, &p.across_rings, lane / m}, p.piece_rows, p.cols));
-      add(flat_estimate(topo, {Op::AllGather, Algorithm::Ring, in_mesh, 0, &mesh_rings, lane / c}, p.piece_rows, p.cols));
-      add(flat_estimate(topo, {Op::AllGather, Algorithm::Ring, in_cube, 0, &cube_rings, lane}, p.piece_rows, p.cols));
+      for (auto run = levels.rbegin(); run != levels.rend(); ++run) {
+        FlatRun gather = *run;
+        gather.op = Op::AllGather;
+        add(flat_estimate(topo, gather, p.piece_rows, p.cols));
+      }
     } else if (p.op == Op::AllReduce) {
       add(flat_estimate(topo, {Op::ReduceScatter, Algorithm::Ring, h.local, 0, &local_rings, lane}, p.piece_rows, p.cols));
       add(flat_estimate(topo, {Op::AllReduce, p.across, h.across, 0, &p.across_rings, lane / m}, p.piece_rows, p.cols));
@@ -510,8 +525,9 @@ Plan make_plan(const Topology& topo, const Request& q) {
   p.rings = rings_of(topo, q.ranks);
   p.cols = q.cols;
   p.piece_rows = piece_rows_of(topo, n, q.cols);
-  auto best_flat = [&](const std::vector<Rank>& ranks, std::uint64_t bytes, Op op) {
+  auto best_flat = [&](const std::vector<Rank>& ranks, std::uint64_t bytes, Op op, std::uint32_t piece_rows) {
     Plan f = p;
+    f.piece_rows = piece_rows;
     f.ranks = ranks;
     f.op = op;
     f.rings = rings_of(topo, ranks);
@@ -534,8 +550,18 @@ Plan make_plan(const Topology& topo, const Request& q) {
     c.algorithm = a;
     if (a == Algorithm::Hierarchical) {
       const Hierarchy h = hierarchy_of(q.ranks);
-      const std::uint64_t across_bytes = q.op == Op::AllReduce ? q.bytes / h.local.at(0).size() : q.bytes;
-      std::tie(c.across, c.across_rings) = best_flat(h.across.at(0), across_bytes, q.op);
+      // A lane takes part in one level at a time: its pieces are as large as the level
+      // with the most members allows.
+      const auto m = static_cast<std::uint32_t>(h.local.at(0).size());
+      std::vector<std::uint32_t> members(m);
+      std::iota(members.begin(), members.end(), 0u);
+      const SipLevels lv = sip_levels(h.local[0], members, topo.mesh());
+      std::size_t widest = std::max<std::size_t>(lv.two_level() ? lv.cubes[0].size() : m, h.across.at(0).size());
+      if (lv.two_level())
+        for (const auto& groups : lv.mesh) widest = std::max(widest, groups[0].size());
+      c.piece_rows = piece_rows_of(topo, static_cast<std::uint32_t>(widest), q.cols);
+      const std::uint64_t across_bytes = q.op == Op::AllReduce ? q.bytes / m : q.bytes;
+      std::tie(c.across, c.across_rings) = best_flat(h.across.at(0), across_bytes, q.op, c.piece_rows);
     }
     return c;
   };

@@ -41,14 +41,16 @@ double bus_factor(Op op, std::uint32_t ranks);
 // cube's mesh links out, a PE's port (docs/collectives.md).
 double link_peak_busbw(const Topology& topo, const std::vector<Rank>& ranks);
 
-// A SIP's ranks (`members`, indices into `ranks`) in two levels, when several share each
-// of their cubes alike: the ranks of each cube (cubes in order of first rank), and the
-// order of a ring over the cubes, a Hamiltonian cycle of the mesh when they fill it.
-// A hierarchical all-reduce goes through each cube's fabric first, then across the cubes
-// on the part each rank holds, so a NOC message carries 1 / (ranks a cube) as much.
+// A SIP's ranks (`members`, indices into `ranks`) in levels, when several share each of
+// their cubes alike: the ranks of each cube (cubes in order of first rank), then the
+// levels across the cubes, each a list of groups of cube indices in ring order: one group
+// of every cube, around a Hamiltonian cycle of the mesh when they fill it (measured: rows
+// then columns take more, each level paying its HBM round trips). A hierarchical all-reduce
+// goes through each cube's fabric first, then across the cubes on the part each rank
+// holds, so a NOC message carries 1 / (ranks a cube) as much.
 struct SipLevels {
   std::vector<std::vector<std::uint32_t>> cubes;
-  std::vector<std::uint32_t> ring;
+  std::vector<std::vector<std::vector<std::uint32_t>>> mesh;
   bool two_level() const { return cubes.size() > 1 && cubes[0].size() > 1; }
 };
 SipLevels sip_levels(const std::vector<Rank>& ranks, const std::vector<std::uint32_t>& members, const Mesh& mesh);

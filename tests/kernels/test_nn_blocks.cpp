@@ -145,6 +145,7 @@ std::pair<CriticalPath, std::uint64_t> llama8b_mlp(const std::vector<std::string
   q.ranks = collectives::ranks_of_pes(topo, {sip});
   q.bytes = std::uint64_t{h} * 4;
   q.cols = cols;
+  q.algorithm = collectives::Algorithm::Tree;  // the streaming is the subject: one all-reduce, fixed
   const collectives::Plan plan = collectives::make_plan(topo, q);
   m.rt.launch(sip, "mlp", [&](tl::Ctx& tl) {
     nn::MlpShare w;
