@@ -78,6 +78,20 @@ const KnobSet& size_knobs() {
   return set;
 }
 
+const KnobSet& model_knobs() {
+  static const KnobSet set{
+      "model",
+      {{"model", "", "a model preset (kernbench models lists them): attention takes its heads and head_dim (flags "
+                     "override them); decoder_layer and model_step the whole model (default llama3-70b)"}}};
+  return set;
+}
+
+const KnobSet& outputs_knobs() {
+  static const KnobSet set{"outputs",
+                           {{"outputs", "", "write the run's outputs as .npy to DIR (data mode; docs/workloads.md)"}}};
+  return set;
+}
+
 const KnobSet& check_knobs() {
   static const KnobSet set{"check", {{"check", "", "exit 1 if the result misses its fp64 reference (data mode)", true}}};
   return set;

@@ -146,6 +146,10 @@ const KnobSet& storage_knobs();
 const KnobSet& size_knobs();
 // check: a run whose result misses its fp64 reference exits 1 (data mode).
 const KnobSet& check_knobs();
+// model: a model preset (presets/models.yaml) whose shape the workload takes.
+const KnobSet& model_knobs();
+// outputs: a folder the run's data-mode outputs are written into as .npy.
+const KnobSet& outputs_knobs();
 DType dtype_of(const Values& v);
 std::uint32_t seed_of(const Values& v);
 

@@ -49,36 +49,40 @@ nn::MlpShare mlp_share(tl::Ctx& tl, const LayerWeights& w, const LayerForm& f) {
 tl::Tensor attention(tl::Ctx& tl, const StepPlan& s, const LayerWeights& w, const Role& role, const tl::Tensor& n) {
   const LayerForm& f = s.form;
   const std::uint32_t d = f.head_dim, gd = f.g * d, b = f.batch, sip = tl.sip().value;
-  tl.phase("qkv_proj");
-  tl::Tensor bias;
-  if (f.qkv_bias) bias = load_mine(tl, w.qkv_bias);
-  const tl::Tensor mine = nn::linear(tl, n, ref_mine(tl, w.qkv_t), f.qkv_bias ? &bias : nullptr);
-  tl.wait(mine);  // each phase's time is its own op's (the breakdown by op)
-  // Each rank's columns go into its part of the group's buffer transposed, [qkv_cols, B],
-  // so the gathered buffer is [Q | K | V]^T, whatever the batch.
-  tl.phase("qkv_gather");
-  const DeviceTensor& gathered = s.qkv_buffer.at(sip);
-  const RowRange all = tl.shard_rows(gathered);
-  tl.store(gathered, {all.begin + std::uint64_t{role.rank} * f.qkv_cols, f.qkv_cols}, tl.trans(mine));
-  collectives::run(tl, role.group->gather_qkv, s.qkv_buffer);
-  const tl::Tensor qkv = tl.trans(tl.load(gathered, {all.begin, gd + 2ull * d}));  // [B, (G + 2) d]
-  tl.phase("rope");
-  const tl::Tensor cos = load_mine(tl, s.rope_cos.at(sip));
-  const tl::Tensor sin = load_mine(tl, s.rope_sin.at(sip));
   const gqa::DecodeGroup& t = *role.tensors;
-  const tl::Tensor q = tl.cast(nn::rope(tl, tl.cols(qkv, 0, gd), cos, sin, f.g, d), t.q.dtype());
-  const tl::Tensor k = nn::rope(tl, tl.cols(qkv, gd, d), cos, sin, 1, d);
-  const tl::Tensor v = tl.cols(qkv, gd + d, d);
-  tl.store(t.q, {0, std::uint64_t{b} * f.g}, tl.view(q, {static_cast<std::int64_t>(b) * f.g, d}));
-  tl.phase("kv_append");
-  for (const Append& a : s.appends)
-    if (a.rank == role.rank) {
-      nn::kv_append(tl, tl.rows(k, a.request, 1), t.k, {a.row});
-      nn::kv_append(tl, tl.rows(v, a.request, 1), t.v, {a.row});
-    }
+  {
+    const auto scope = tl.scratch_scope();  // Q, K and V are in HBM when it ends
+    tl.phase("qkv_proj");
+    tl::Tensor bias;
+    if (f.qkv_bias) bias = load_mine(tl, w.qkv_bias);
+    const tl::Tensor mine = nn::linear(tl, n, ref_mine(tl, w.qkv_t), f.qkv_bias ? &bias : nullptr);
+    tl.wait(mine);  // each phase's time is its own op's (the breakdown by op)
+    // Each rank's columns go into its part of the group's buffer transposed, [qkv_cols, B],
+    // so the gathered buffer is [Q | K | V]^T, whatever the batch.
+    tl.phase("qkv_gather");
+    const DeviceTensor& gathered = s.qkv_buffer.at(sip);
+    const RowRange all = tl.shard_rows(gathered);
+    tl.store(gathered, {all.begin + std::uint64_t{role.rank} * f.qkv_cols, f.qkv_cols}, tl.trans(mine));
+    collectives::run(tl, role.group->gather_qkv, s.qkv_buffer);
+    const tl::Tensor qkv = tl.trans(tl.load(gathered, {all.begin, gd + 2ull * d}));  // [B, (G + 2) d]
+    tl.phase("rope");
+    const tl::Tensor cos = load_mine(tl, s.rope_cos.at(sip));
+    const tl::Tensor sin = load_mine(tl, s.rope_sin.at(sip));
+    const tl::Tensor q = tl.cast(nn::rope(tl, tl.cols(qkv, 0, gd), cos, sin, f.g, d), t.q.dtype());
+    const tl::Tensor k = nn::rope(tl, tl.cols(qkv, gd, d), cos, sin, 1, d);
+    const tl::Tensor v = tl.cols(qkv, gd + d, d);
+    tl.store(t.q, {0, std::uint64_t{b} * f.g}, tl.view(q, {static_cast<std::int64_t>(b) * f.g, d}));
+    tl.phase("kv_append");
+    for (const Append& a : s.appends)
+      if (a.rank == role.rank) {
+        nn::kv_append(tl, tl.rows(k, a.request, 1), t.k, {a.row});
+        nn::kv_append(tl, tl.rows(v, a.request, 1), t.v, {a.row});
+      }
+  }
   tl.phase("attention");
   {
     const auto frame = tl.persistent_scope();  // the kernel's softmax states, this layer's
+    const auto scope = tl.scratch_scope();
     gqa::gqa_decode_batch(tl, w.attention);
   }
   // A rank's copy of O holds the rows it stored and zeros elsewhere: summed over the
@@ -94,11 +98,18 @@ tl::Tensor attention(tl::Ctx& tl, const StepPlan& s, const LayerWeights& w, cons
   return nn::linear(tl, tl.cast(slice, w.o_t.dtype()), ref_mine(tl, w.o_t));
 }
 
-}  // namespace
-
 tl::Tensor normalize(tl::Ctx& tl, const tl::Tensor& x, const tl::Tensor& norm, const LayerForm& f) {
   if (!f.layer_norm) return nn::rms_norm(tl, x, tl.rows(norm, 0, 1), f.eps);
   return nn::layer_norm(tl, x, tl.rows(norm, 0, 1), tl.rows(norm, 1, 1), f.eps);
+}
+
+}  // namespace
+
+tl::Tensor normalized(tl::Ctx& tl, const tl::Tensor& x, const DeviceTensor& norm, const LayerForm& f, DType dtype) {
+  const tl::Tensor n = tl.empty(x.shape(), dtype, "normalized");
+  const auto scope = tl.scratch_scope();  // the norm's temporaries
+  tl.copy(normalize(tl, x, tl.load(norm, tl.shard_rows(norm)), f), n);
+  return n;
 }
 
 void decoder_layer(tl::Ctx& tl, const StepPlan& s, const LayerWeights& w, const tl::Tensor& x) {
@@ -118,7 +129,7 @@ void decoder_layer(tl::Ctx& tl, const StepPlan& s, const LayerWeights& w, const 
   {
     const auto scope = tl.scratch_scope();
     tl.phase("attn_norm");
-    const tl::Tensor n = tl.cast(normalize(tl, x, load_mine(tl, w.attn_norm), f), weights);
+    const tl::Tensor n = normalized(tl, x, w.attn_norm, f, weights);
     // A PE outside every group (a placement that leaves cubes idle) adds nothing.
     tl::Tensor partial = role ? attention(tl, s, w, *role, n) : tl.full(x.shape(), 0.0f);
     if (f.parallel) {
@@ -132,7 +143,7 @@ void decoder_layer(tl::Ctx& tl, const StepPlan& s, const LayerWeights& w, const 
   {
     const auto scope = tl.scratch_scope();
     tl.phase("mlp_norm");
-    const tl::Tensor n = tl.cast(normalize(tl, x, load_mine(tl, w.mlp_norm), f), weights);
+    const tl::Tensor n = normalized(tl, x, w.mlp_norm, f, weights);
     const tl::Tensor partial = nn::mlp_partial(tl, n, mlp_share(tl, w, f));
     tl.wait(partial);
     tl.store(sum, mine, tl.view(partial, rows));

@@ -84,7 +84,8 @@ struct StepPlan {
 // One layer on this PE: x [B, h] fp32 in TCM is updated in place to the layer's output.
 void decoder_layer(tl::Ctx& tl, const StepPlan& s, const LayerWeights& w, const tl::Tensor& x);
 
-// The norm of a layer: RMSNorm with weight row 0 of `norm`, or LayerNorm with rows 0 and 1.
-tl::Tensor normalize(tl::Ctx& tl, const tl::Tensor& x, const tl::Tensor& norm, const LayerForm& f);
+// The norm of a layer from this PE's copy of `norm` (RMSNorm: its weight row; LayerNorm:
+// weight and bias rows), converted to `dtype` (the GEMMs'), its temporaries freed.
+tl::Tensor normalized(tl::Ctx& tl, const tl::Tensor& x, const DeviceTensor& norm, const LayerForm& f, DType dtype);
 
 }  // namespace kb::layer

@@ -52,9 +52,7 @@ void model_step(tl::Ctx& tl, const StepPlan& s, const Ends& e, const std::vector
   for (const std::vector<LayerWeights>& layer : layers) decoder_layer(tl, s, layer.at(sip), x);
   const auto scope = tl.scratch_scope();
   tl.phase("final_norm");
-  const DType weights = e.head_t.at(sip).dtype();
-  const tl::Tensor n = tl.cast(normalize(tl, x, tl.load(e.final_norm.at(sip), tl.shard_rows(e.final_norm.at(sip))), f),
-                               weights);
+  const tl::Tensor n = normalized(tl, x, e.final_norm.at(sip), f, e.head_t.at(sip).dtype());
   tl.phase("lm_head");
   const DeviceTensor& head = e.head_t.at(sip);
   const tl::Tensor pick = nn::lm_head_pick(tl, n, tl.ref(head, tl.shard_rows(head)), first);

@@ -7,24 +7,28 @@
 namespace kb::nn {
 
 tl::Tensor mlp_partial(tl::Ctx& tl, const tl::Tensor& n, const MlpShare& w) {
-  // The GEMMs take the weights' dtype in (bf16 in, fp32 out: the engine's). Each step
-  // opens a phase, which a layer's breakdown by op reads.
-  tl.phase("up_gate_proj");
-  const tl::Tensor up = linear(tl, n, w.up_t);
-  const tl::Tensor gate = w.gate_t.valid() ? linear(tl, n, w.gate_t) : tl::Tensor();
-  // The projections' time is theirs, not the activation's that would wait for them.
-  tl.wait(up);
-  if (gate.valid()) tl.wait(gate);
-  tl.phase("activation");
-  tl::Tensor hidden;
-  if (w.gate_t.valid()) {
-    hidden = w.act == Activation::Silu ? swiglu(tl, gate, up) : geglu(tl, gate, up);
-  } else {
-    hidden = w.act == Activation::Silu ? silu(tl, up) : gelu(tl, up);
+  // The activated features, in the down projection's dtype; the up and gate streams'
+  // staging is given back before the down projection streams.
+  const tl::Tensor hidden = tl.empty({n.rows(), w.up_t.cols()}, w.down_t.dtype(), "hidden");
+  {
+    const auto scope = tl.scratch_scope();
+    // The GEMMs take the weights' dtype in (bf16 in, fp32 out: the engine's). Each step
+    // opens a phase, which a layer's breakdown by op reads.
+    tl.phase("up_gate_proj");
+    const tl::Tensor up = linear(tl, n, w.up_t);
+    const tl::Tensor gate = w.gate_t.valid() ? linear(tl, n, w.gate_t) : tl::Tensor();
+    // The projections' time is theirs, not the activation's that would wait for them.
+    tl.wait(up);
+    if (gate.valid()) tl.wait(gate);
+    tl.phase("activation");
+    if (gate.valid())
+      tl.copy(w.act == Activation::Silu ? swiglu(tl, gate, up) : geglu(tl, gate, up), hidden);
+    else
+      tl.copy(w.act == Activation::Silu ? silu(tl, up) : gelu(tl, up), hidden);
   }
   // Its features' share of the output: hidden [B, i] x (W_down's columns)^T [i, h].
   tl.phase("down_proj");
-  return linear(tl, tl.cast(hidden, w.down_t.dtype()), w.down_t);
+  return linear(tl, hidden, w.down_t);
 }
 
 tl::Tensor mlp_block(tl::Ctx& tl, const tl::Tensor& x, const MlpShare& w, const collectives::Plan& all_reduce,

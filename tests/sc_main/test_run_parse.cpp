@@ -45,13 +45,13 @@ TEST(RunParse, GivenKnobsAndSwitches) {
 TEST(RunParse, AKnobTheWorkloadDoesNotReadIsRefused) {
   EXPECT_EQ(usage_error({"--kernel", "row_softmax", "--bytes", "1KiB"}), "--bytes applies to --kernel hbm_stream and collective");
   EXPECT_EQ(usage_error({"--kernel", "tiled_gemm", "--inputs", "dir"}),
-            "--inputs and --outputs apply to --kernel gqa_decode, gqa_decode_batch and gqa_prefill");
+            "--inputs applies to --kernel gqa_decode, gqa_decode_batch and gqa_prefill");
   EXPECT_EQ(usage_error({"--kernel", "gqa_prefill", "--tile", "64"}), "--sp-table and --tile apply to --kernel gqa_decode");
   EXPECT_EQ(usage_error({"--kernel", "row_softmax", "--variant", "fused"}),
             "--variant applies to --kernel gqa_decode and gqa_prefill");
   EXPECT_EQ(usage_error({"--kernel", "nope"}),
             "--kernel 'nope': allowed values: gqa_decode, gqa_decode_batch, gqa_prefill, hbm_stream, tiled_gemm, "
-            "row_softmax and collective");
+            "row_softmax, collective, decoder_layer and model_step");
 }
 
 TEST(RunParse, LimitsAndTheirErrors) {

@@ -108,9 +108,7 @@ workloads::Numerics check_attention(const AttentionShape& a, const AttentionInpu
 const workloads::KnobSet& shape_knobs() {
   static const workloads::KnobSet set{
       "attention shape",
-      {{"model", "", "a model preset (kernbench models lists them): sets heads_q, heads_kv and head_dim, which "
-                      "override it"},
-       {"q_len", "", "query tokens T_q (decode: 1; prefill: S, or fewer for a chunk after a cached prefix)"},
+      {{"q_len", "", "query tokens T_q (decode: 1; prefill: S, or fewer for a chunk after a cached prefix)"},
        {"heads_q", "64", "query heads H_q"},
        {"heads_kv", "8", "KV heads H_kv"},
        {"head_dim", "128", "head dimension d"},
@@ -127,8 +125,7 @@ const workloads::KnobSet& context_knobs() {
 const workloads::KnobSet& data_knobs() {
   static const workloads::KnobSet set{
       "attention data",
-      {{"inputs", "", "read q.npy [H_q,T_q,d], k.npy and v.npy [H_kv,S,d] from DIR"},
-       {"outputs", "", "write o.npy [H_q,T_q,d] to DIR (data mode)"}}};
+      {{"inputs", "", "read q.npy [H_q,T_q,d], k.npy and v.npy [H_kv,S,d] from DIR"}}};
   return set;
 }
 

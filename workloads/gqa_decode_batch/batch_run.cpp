@@ -45,7 +45,12 @@ struct BatchTiling {
   std::uint32_t tile_rows = 0;
   bool prefetch_v = false;
 };
-BatchTiling batch_tiling(const BatchConfig& c, const PagedKv& kv, const Topology& topo) {
+BatchTiling batch_tiling(const BatchConfig& c, const PagedKv& kv, const Topology& machine) {
+  Topology topo = machine;  // with the TCM the caller leaves
+  if (c.tcm_reserved >= topo.pe.tcm_bytes)
+    throw ConfigError("batched decode: the caller holds " + units::format_bytes(c.tcm_reserved) + " of the " +
+                      units::format_bytes(topo.pe.tcm_bytes) + " TCM");
+  topo.pe.tcm_bytes -= c.tcm_reserved;
   BatchTiling t;
   static_cast<AttentionShape&>(t.sweep) = c;
   t.sweep.cubes = c.cubes;
@@ -63,7 +68,9 @@ BatchTiling batch_tiling(const BatchConfig& c, const PagedKv& kv, const Topology
     throw ConfigError("batched decode needs " + units::format_bytes(bytes) + " of TCM per PE (G x T_q = " +
                       std::to_string(m) + " query rows at once, tiles of " + std::to_string(t.tile_rows) +
                       " KV rows, whole pages of {page_rows} " + std::to_string(c.page_rows) + "); a PE has " +
-                      units::format_bytes(topo.pe.tcm_bytes) + ": give a smaller {page_rows} or {q_len}");
+                      units::format_bytes(topo.pe.tcm_bytes) +
+                      (c.tcm_reserved ? " beside the " + units::format_bytes(c.tcm_reserved) + " its caller holds" : "") +
+                      ": give a smaller {page_rows} or {q_len}");
   return t;
 }
 

@@ -20,6 +20,9 @@ struct BatchConfig : AttentionShape {
   // O on every rank of a group, each holding the rows it stores (a decoder layer sums the
   // copies over the group); else on the root cube, as decode places it.
   bool o_every_rank = false;
+  // TCM bytes a PE's caller holds through the kernel (a decoder layer's activations): the
+  // tiling plans within the rest.
+  std::uint64_t tcm_reserved = 0;
   std::uint32_t cubes = 8, pes = 8;
   std::vector<SipId> devices;   // empty: all
   std::vector<workloads::SimUnit> simulate;  // what this process simulates (run --jobs); empty: all

@@ -106,4 +106,14 @@ std::vector<std::uint64_t> parse_batch(const std::string& spec) {
   return out;
 }
 
+const workloads::KnobSet& batch_knobs() {
+  static const workloads::KnobSet set{
+      "batch",
+      {{"batch", "",
+        "the requests' context lengths: L1,L2,..., @FILE (one a line, # comments) or random:N:MIN-MAX[:SEED] "
+        "(gqa_decode_batch's default random:64:1024-32768:7; decoder_layer's and model_step's 8192)"},
+       {"page_rows", "16", "KV rows per page of the paged KV cache"}}};
+  return set;
+}
+
 }  // namespace kb::gqa

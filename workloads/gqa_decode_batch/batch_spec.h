@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "workloads/workload.h"
+
 namespace kb::gqa {
 
 // The most requests a batch holds (far beyond a serving batch; it bounds the host's
@@ -18,5 +20,9 @@ inline constexpr std::uint64_t kMaxRequests = 65536;
 // 0, an empty list, a malformed list, file or random spec, random's MIN > MAX, or more
 // than kMaxRequests requests.
 std::vector<std::uint64_t> parse_batch(const std::string& spec);
+
+// batch (the forms above; each workload has its default) and page_rows: a batch of
+// requests over a paged KV cache, as gqa_decode_batch and the model steps read it.
+const workloads::KnobSet& batch_knobs();
 
 }  // namespace kb::gqa

@@ -14,13 +14,10 @@ namespace {
 
 using gqa::BatchConfig;
 
-const KnobSet& batch_knobs() {
+const KnobSet& reduce_knobs() {
   static const KnobSet set{
-      "batch",
-      {{"batch", "random:64:1024-32768:7",
-        "the requests' context lengths: L1,L2,..., @FILE (one a line, # comments) or random:N:MIN-MAX[:SEED]"},
-       {"page_rows", "16", "KV rows per page of the paged KV cache"},
-       {"reduce", "auto",
+      "batch reduce",
+      {{"reduce", "auto",
         "how a request's partial states merge: auto (a gather over its ranks; decode's 2-level reduce when it is on "
         "every rank) or two-level (decode's reduce for every request: the measured alternative)"}}};
   return set;
@@ -76,7 +73,8 @@ class GqaDecodeBatch : public Workload {
     return "batched GQA decode: requests of ragged lengths from a paged KV cache, pages dealt evenly over every PE";
   }
   std::vector<const KnobSet*> knobs() const override {
-    return {&gqa::shape_knobs(), &gqa::placement_knobs(), &batch_knobs(), &gqa::data_knobs(), &check_knobs(), &storage_knobs()};
+    return {&model_knobs(), &gqa::shape_knobs(), &gqa::placement_knobs(), &gqa::batch_knobs(), &reduce_knobs(),
+            &gqa::data_knobs(), &outputs_knobs(), &check_knobs(), &storage_knobs()};
   }
 
   bool splits_by_sip() const override { return true; }
@@ -94,7 +92,7 @@ class GqaDecodeBatch : public Workload {
       if (v.given("batch")) throw ConfigError("{batch} and {inputs} both give the lengths: lens.npy of {inputs} does", true);
       data.inputs = gqa::BatchInputs::from_npy(dir, c);
     } else {
-      c.lens = gqa::parse_batch(v.text("batch"));
+      c.lens = gqa::parse_batch(v.given("batch") ? v.text("batch") : "random:64:1024-32768:7");
     }
     c.s = *std::max_element(c.lens.begin(), c.lens.end());
     c.page_rows = v.count32("page_rows", 1, 1u << 16);

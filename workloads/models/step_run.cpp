@@ -215,6 +215,10 @@ gqa::BatchConfig attention_config(const StepConfig& c, const Geometry& geo) {
   a.pes = geo.heads.pes;
   a.devices = c.devices;
   a.o_every_rank = true;
+  // Through the attention a PE keeps x (fp32), its normalised copy (bf16) and the group's
+  // Q, K and V in their few forms, with the RoPE tables.
+  const std::uint64_t b = c.batch(), h = c.model.hidden, d = c.model.head_dim;
+  a.tcm_reserved = b * (6 * h + 16 * std::uint64_t{a.g() + 2} * d + 8 * d) + 16 * 1024;
   return a;
 }
 
@@ -378,15 +382,23 @@ TpPlan check_step(const StepConfig& c, const Topology& topo) {
                       " SIPs of {devices}; a layer places each KV head on a CUBE group of one SIP: use at most " +
                       std::to_string(m.heads_kv) + " SIPs");
   check_kv_fits(m, tp, std::accumulate(c.lens.begin(), c.lens.end(), std::uint64_t{0}));
-  // A PE holds x [B, h] fp32, its normalised copy (bf16) and a partial sum (fp32) beside
-  // the streamed weights' staging tiles (a quarter of the TCM).
-  const std::uint64_t per_token = std::uint64_t{m.hidden} * (4 + 2 + 4) + 12ull * mlp_cols(c, sips * topo.pes_per_sip());
-  const std::uint64_t room = topo.pe.tcm_bytes * 3 / 4, most = room / per_token;
+  // What a PE's TCM holds at the layer's fullest moments, per request: the norm (x, its
+  // three fp32 temporaries and the bf16 result), and the MLP (x, the normalised copy and
+  // the partial sum, and its features up, gate and activated, fp32 and bf16) beside the
+  // two weight streams' staging (an eighth of the TCM each). The attention plans its
+  // tiles within what the layer leaves it (gqa::validate below).
+  const std::uint64_t h = m.hidden, ic = mlp_cols(c, sips * topo.pes_per_sip());
+  const std::uint64_t tcm = topo.pe.tcm_bytes, norm = 20 * h, mlp = 10 * h + 14 * ic;
+  const std::uint64_t most = std::min(tcm / norm, (tcm - tcm / 4) / mlp);
   if (c.batch() > most)
     throw ConfigError("{batch}: " + std::to_string(c.batch()) + " requests need " +
-                      units::format_bytes(c.batch() * per_token) + " of activations in each PE's TCM beside the weight " +
-                      "tiles, which leave " + units::format_bytes(room) + ": at most " + std::to_string(most) +
-                      " requests a step for " + ConfigError::literal(m.name));
+                      units::format_bytes(c.batch() * std::max(norm, mlp)) + " of activations in each PE's TCM of " +
+                      units::format_bytes(tcm) + ": at most " + std::to_string(most) + " requests a step for " +
+                      ConfigError::literal(m.name));
+  const Geometry geo(topo, m.heads_kv, sips);
+  StepConfig placed = c;
+  placed.devices = gqa::run_devices(c.devices, topo);
+  gqa::validate(attention_config(placed, geo), topo);
   return tp;
 }
 

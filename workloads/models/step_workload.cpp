@@ -14,15 +14,8 @@ namespace kb::workloads {
 
 namespace {
 
-const KnobSet& step_knobs() {
-  static const KnobSet set{
-      "model step",
-      {{"model", "llama3-70b", "a model preset (kernbench models lists them)"},
-       {"phase", "decode", "decode: one new token for each request of the batch"},
-       {"batch", "8192", "the requests' contexts, each with its new token: L1,L2,..., @FILE or random:N:MIN-MAX[:SEED]"},
-       {"page_rows", "16", "KV rows per page of the paged KV cache"},
-       {"outputs", "", "write the layer's inputs, weights, cache and outputs as .npy to DIR (data mode)"},
-       {"seed", "1", "seed of the random values (data mode)"}}};
+const KnobSet& phase_knobs() {
+  static const KnobSet set{"model step", {{"phase", "decode", "decode: one new token for each request of the batch"}}};
   return set;
 }
 
@@ -124,17 +117,19 @@ std::string StepWorkload::summary() const {
 }
 
 std::vector<const KnobSet*> StepWorkload::knobs() const {
-  if (whole_) return {&step_knobs(), &layers_knobs()};
-  return {&step_knobs(), &check_knobs()};
+  if (whole_) return {&model_knobs(), &phase_knobs(), &gqa::batch_knobs(), &layers_knobs(), &storage_knobs()};
+  return {&model_knobs(), &phase_knobs(), &gqa::batch_knobs(), &outputs_knobs(), &check_knobs(), &storage_knobs()};
 }
 
 std::unique_ptr<Job> StepWorkload::configure(const Values& v, const Setup& setup) const {
   StepConfig c;
-  c.model = model_preset(v.text("model"));
+  c.model = model_preset(v.given("model") ? v.text("model") : "llama3-70b");
+  if (dtype_of(v) != DType::bf16)
+    throw ConfigError("{dtype} " + std::string(dtype_name(dtype_of(v))) + ": a model's weights and KV cache are bf16", true);
   const std::string phase = v.text("phase");
   if (phase != "decode")
     throw ConfigError("{phase} '" + ConfigError::literal(phase) + "': allowed values: decode", true);
-  c.lens = gqa::parse_batch(v.text("batch"));
+  c.lens = gqa::parse_batch(v.given("batch") ? v.text("batch") : "8192");
   c.page_rows = v.count32("page_rows", 1, 1u << 16);
   c.devices = setup.devices;
   c.ends = whole_;
@@ -144,7 +139,7 @@ std::unique_ptr<Job> StepWorkload::configure(const Values& v, const Setup& setup
   }
   check_step(c, *setup.topo);
   const bool check = !whole_ && v.on("check");
-  const std::string outputs = v.text("outputs");
+  const std::string outputs = whole_ ? "" : v.text("outputs");
   if ((check || !outputs.empty()) && !setup.data)
     throw ConfigError(std::string(check ? "{check}" : "{outputs}") + " needs {data} (data mode)", true);
   if (setup.data && whole_)
@@ -157,7 +152,7 @@ std::unique_ptr<Job> StepWorkload::configure(const Values& v, const Setup& setup
       throw ConfigError("{outputs} " + ConfigError::literal(outputs) + ": the folder is not writable");
   }
   std::optional<StepValues> values;
-  if (setup.data) values = StepValues::random(c, v.count32("seed", 0, 1u << 30));
+  if (setup.data) values = StepValues::random(c, seed_of(v));
   return std::make_unique<StepJob>(std::move(c), std::move(values), check, outputs, whole_);
 }
 
