@@ -173,7 +173,7 @@ std::vector<Case> cases() {
       {"--jobs with --data", "run --data --jobs 2", 2, "--jobs splits timing-mode runs"},
       {"--vcd-filter without --vcd", "run --vcd-filter 'sip0.*'", 2, "--vcd-filter needs --vcd FILE"},
       {"--inputs for a non-attention kernel", "run --kernel tiled_gemm --inputs @/good", 2,
-       "--inputs and --outputs apply to --kernel gqa_decode, gqa_decode_batch and gqa_prefill"},
+       "--inputs applies to --kernel gqa_decode, gqa_decode_batch and gqa_prefill"},
       {"hbm_stream with --data", "run --kernel hbm_stream --data", 2, "--kernel hbm_stream drives the DMA directly"},
   };
 #ifndef __SANITIZE_ADDRESS__  // (the sanitizer's allocator stops the process instead of throwing)
