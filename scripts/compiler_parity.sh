@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The same simulation whatever the compiler: builds the program with clang (build/clang)
 # and requires its op logs and latencies to equal those of the g++ build (build/release)
-# for the headline decode, a prefill, a pass-Q chunked prefill and a data-mode decode. C++ leaves the order of
+# for the headline decode, prefills, data-mode decodes, a ring all-reduce, a decoder layer and a model step. C++ leaves the order of
 # function arguments unspecified (g++ evaluates them right to left, clang left to
 # right), so a statement that issued two tl ops inside one call would differ here.
 #   scripts/compiler_parity.sh [GCC_BUILD_DIR]
@@ -20,6 +20,8 @@ cases=(
   "data-mode decode|run --data --check --q-len 16 --seq-len 4096"
   "data-mode batched decode|run --kernel gqa_decode_batch --data --check --q-len 2 --batch random:24:2-3000:5"
   "ring all-reduce over the links|run --kernel collective --bytes 1MiB --algorithm ring"
+  "data-mode decoder layer|run --kernel decoder_layer --model tiny --batch 5,9,33 --devices 0-1 --data --check"
+  "model step|run --kernel model_step --model llama3-8b --batch 1024,3000 --devices 0 --layers 2"
 )
 status=0
 for c in "${cases[@]}"; do

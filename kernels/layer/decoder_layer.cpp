@@ -95,12 +95,14 @@ tl::Tensor attention(tl::Ctx& tl, const StepPlan& s, const LayerWeights& w, cons
   collectives::run(tl, role.group->scatter_o, s.o_buffer);
   const tl::Tensor slice = tl.trans(tl.load(scattered, {whole.begin + std::uint64_t{role.rank} * f.o_cols, f.o_cols}));
   tl.phase("o_proj");
-  return nn::linear(tl, tl.cast(slice, w.o_t.dtype()), ref_mine(tl, w.o_t));
+  const tl::Tensor in = tl.cast(slice, w.o_t.dtype());  // one op a statement: arguments have no order
+  return nn::linear(tl, in, ref_mine(tl, w.o_t));
 }
 
 tl::Tensor normalize(tl::Ctx& tl, const tl::Tensor& x, const tl::Tensor& norm, const LayerForm& f) {
   if (!f.layer_norm) return nn::rms_norm(tl, x, tl.rows(norm, 0, 1), f.eps);
-  return nn::layer_norm(tl, x, tl.rows(norm, 0, 1), tl.rows(norm, 1, 1), f.eps);
+  const tl::Tensor weight = tl.rows(norm, 0, 1);  // a view is an op too: one a statement
+  return nn::layer_norm(tl, x, weight, tl.rows(norm, 1, 1), f.eps);
 }
 
 }  // namespace

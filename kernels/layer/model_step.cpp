@@ -17,7 +17,8 @@ tl::Tensor best_of(tl::Ctx& tl, const tl::Tensor& picks, const tl::Tensor& rank_
   const tl::Tensor ids = tl.trans(tl.view(tl.rows(both, 1, 1), {ranks, b}));
   const tl::Tensor best = tl.argmax(logits, 1);
   const tl::Tensor diff = tl.sub(rank_index, best);
-  const tl::Tensor far = tl.maximum(tl.mul(tl.mul(diff, diff), -1.0f), tl.full({1, 1}, -1.0f));
+  const tl::Tensor minus_square = tl.mul(tl.mul(diff, diff), -1.0f);  // one op a statement
+  const tl::Tensor far = tl.maximum(minus_square, tl.full({1, 1}, -1.0f));
   const tl::Tensor one_hot = tl.add(far, tl.full({1, 1}, 1.0f));
   return tl.sum(tl.mul(one_hot, ids), 1);
 }
@@ -41,7 +42,8 @@ void model_step(tl::Ctx& tl, const StepPlan& s, const Ends& e, const std::vector
     for (std::uint32_t t = 0; t < b; ++t)
       if (e.tokens[t] >= first && e.tokens[t] < first + e.vocab_rows) {
         const tl::Tensor row = tl.load(table, {held.begin + e.tokens[t] - first, 1});
-        tl.copy(tl.cast(row, DType::fp32), tl.rows(found, t, 1));
+        const tl::Tensor widened = tl.cast(row, DType::fp32);  // one op a statement
+        tl.copy(widened, tl.rows(found, t, 1));
       }
     tl.store(sum, mine, tl.view(found, rows));
   }
