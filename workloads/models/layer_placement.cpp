@@ -1,0 +1,283 @@
+#include "workloads/models/layer_placement.h"
+
+#include <algorithm>
+#include <functional>
+#include <numeric>
+
+#include "kernels/nn/rope.h"
+
+namespace kb::workloads {
+
+namespace {
+
+std::uint32_t ceil_div(std::uint64_t a, std::uint64_t b) { return static_cast<std::uint32_t>((a + b - 1) / b); }
+std::int64_t i64(std::uint64_t v) { return static_cast<std::int64_t>(v); }
+
+// W^T's columns `rows` of W [out, in] (a row index past `out`: a zero column): [in, rows].
+HostTensor columns_of(const HostTensor& w, const std::vector<std::int64_t>& rows) {
+  const auto out = w.shape[0], in = w.shape[1];
+  HostTensor t;
+  t.shape = {in, i64(rows.size())};
+  t.data.assign(static_cast<std::size_t>(in) * rows.size(), 0.0f);
+  for (std::int64_t k = 0; k < in; ++k)
+    for (std::size_t j = 0; j < rows.size(); ++j)
+      if (rows[j] < out) t.data[k * rows.size() + j] = w.data[rows[j] * in + k];
+  return t;
+}
+// W's columns `cols` as rows: [cols, out] (a column past `in`: a zero row).
+HostTensor rows_of_columns(const HostTensor& w, const std::vector<std::int64_t>& cols) {
+  const auto out = w.shape[0], in = w.shape[1];
+  HostTensor t;
+  t.shape = {i64(cols.size()), out};
+  t.data.assign(cols.size() * static_cast<std::size_t>(out), 0.0f);
+  for (std::size_t j = 0; j < cols.size(); ++j)
+    if (cols[j] < in)
+      for (std::int64_t o = 0; o < out; ++o) t.data[j * out + o] = w.data[o * in + cols[j]];
+  return t;
+}
+HostTensor stacked(const std::vector<HostTensor>& parts) {
+  HostTensor t;
+  t.shape = {0, parts.at(0).shape[1]};
+  for (const HostTensor& p : parts) {
+    t.shape[0] += p.shape[0];
+    t.data.insert(t.data.end(), p.data.begin(), p.data.end());
+  }
+  return t;
+}
+std::vector<std::int64_t> run_of(std::int64_t first, std::int64_t count) {
+  std::vector<std::int64_t> v(static_cast<std::size_t>(count));
+  std::iota(v.begin(), v.end(), first);
+  return v;
+}
+
+// A group's feature f of [Q | K | V] as (matrix, row) of the model's projections.
+std::pair<const char*, std::int64_t> qkv_feature(const ModelPreset& m, std::uint32_t kv_head, std::int64_t f) {
+  const std::int64_t d = m.head_dim, gd = i64(m.heads_q / m.heads_kv) * d;
+  if (f < gd) return {"q_proj", kv_head * gd + f};
+  if (f < gd + d) return {"k_proj", kv_head * d + f - gd};
+  if (f < gd + 2 * d) return {"v_proj", kv_head * d + f - gd - d};
+  return {nullptr, 0};
+}
+
+}  // namespace
+
+layer::LayerForm form_of(const StepConfig& c, const Geometry& geo) {
+  const ModelPreset& m = c.model;
+  layer::LayerForm f;
+  f.hidden = m.hidden;
+  f.head_dim = m.head_dim;
+  f.g = m.heads_q / m.heads_kv;
+  f.batch = c.batch();
+  f.qkv_cols = ceil_div(std::uint64_t{f.g + 2} * m.head_dim, geo.ranks);
+  f.o_cols = ceil_div(std::uint64_t{f.g} * m.head_dim, geo.ranks);
+  f.layer_norm = m.norm == NormKind::Layer;
+  f.parallel = m.block == BlockKind::Parallel;
+  f.qkv_bias = m.qkv_bias;
+  f.act = m.mlp == MlpKind::SwiGlu ? nn::Activation::Silu : nn::Activation::Gelu;
+  f.gated = m.mlp != MlpKind::Gelu;
+  f.eps = static_cast<float>(m.norm_eps);
+  return f;
+}
+
+std::uint32_t mlp_cols(const StepConfig& c, std::uint32_t pes) { return ceil_div(c.model.intermediate, pes); }
+
+layer::LayerWeights place_layer(RuntimeContext& rt, const StepConfig& c, const Geometry& geo, const layer::LayerForm& f,
+                                std::uint32_t di, SipId sip, std::uint32_t index, const LayerValues* values) {
+  const Topology& topo = rt.system().topology();
+  const ModelPreset& m = c.model;
+  const DPPolicy every = DPPolicy::replicate(topo.cubes_per_sip(), geo.cube_pes);
+  const DPPolicy dealt = DPPolicy::shard2d(topo.cubes_per_sip(), geo.cube_pes);
+  const std::uint32_t ic = mlp_cols(c, geo.sip_pes * static_cast<std::uint32_t>(c.devices.size()));
+  const std::int64_t h = m.hidden, pes = geo.sip_pes, norm_rows = f.layer_norm ? 2 : 1;
+  const std::string at = "w.L" + std::to_string(index) + ".";
+  auto put = [&](const std::string& name, const Shape& shape, DType dtype, const DPPolicy& p,
+                 const std::function<HostTensor()>& host) {
+    return values ? rt.from_host(at + name, host(), dtype, p, sip) : rt.empty(at + name, shape, dtype, p, sip);
+  };
+  auto norm = [&](const std::string& name) {
+    return put(name, {norm_rows, h}, DType::fp32, every, [&] {
+      std::vector<HostTensor> rows{values->weights.at(name)};
+      if (f.layer_norm) rows.push_back(values->weights.at(name + ".bias"));
+      return stacked(rows);
+    });
+  };
+  // Per shard: the group features of its rank (qkv, o), or its run-wide MLP features.
+  auto per_shard = [&](const std::function<HostTensor(std::uint32_t)>& shard) {
+    std::vector<HostTensor> parts;
+    for (std::uint32_t i = 0; i < geo.sip_pes; ++i) parts.push_back(shard(i));
+    return stacked(parts);
+  };
+  auto group_features = [&](std::uint32_t i, std::uint32_t cols) -> std::optional<std::pair<std::uint32_t, std::vector<std::int64_t>>> {
+    const auto role = geo.role(topo.mesh(), i);
+    if (!role) return std::nullopt;
+    return std::pair{di * geo.heads.groups_per_sip + role->first, run_of(i64(role->second) * cols, cols)};
+  };
+  layer::LayerWeights w;
+  w.attn_norm = norm("input_layernorm");
+  if (!f.parallel) w.mlp_norm = norm("post_attention_layernorm");
+  w.qkv_t = put("qkv_t", {pes * h, f.qkv_cols}, DType::bf16, dealt, [&] {
+    return per_shard([&](std::uint32_t i) {
+      HostTensor t;
+      t.shape = {h, f.qkv_cols};
+      t.data.assign(static_cast<std::size_t>(h) * f.qkv_cols, 0.0f);
+      if (const auto g = group_features(i, f.qkv_cols))
+        for (std::uint32_t j = 0; j < f.qkv_cols; ++j)
+          if (const auto [matrix, row] = qkv_feature(m, g->first, g->second[j]); matrix) {
+            const HostTensor col = columns_of(values->weights.at(matrix), {row});
+            for (std::int64_t k = 0; k < h; ++k) t.data[k * f.qkv_cols + j] = col.data[k];
+          }
+      return t;
+    });
+  });
+  if (f.qkv_bias)
+    w.qkv_bias = put("qkv_bias", {pes, f.qkv_cols}, DType::fp32, dealt, [&] {
+      return per_shard([&](std::uint32_t i) {
+        HostTensor t;
+        t.shape = {1, f.qkv_cols};
+        t.data.assign(f.qkv_cols, 0.0f);
+        if (const auto g = group_features(i, f.qkv_cols))
+          for (std::uint32_t j = 0; j < f.qkv_cols; ++j)
+            if (const auto [matrix, row] = qkv_feature(m, g->first, g->second[j]); matrix)
+              t.data[j] = values->weights.at(std::string(matrix) + ".bias").data[row];
+        return t;
+      });
+    });
+  w.o_t = put("o_t", {pes * f.o_cols, h}, DType::bf16, dealt, [&] {
+    return per_shard([&](std::uint32_t i) {
+      std::vector<std::int64_t> cols(f.o_cols, values->weights.at("o_proj").shape[1]);  // none: zero rows
+      if (const auto g = group_features(i, f.o_cols)) {
+        const std::int64_t gd = i64(f.g) * m.head_dim;
+        for (std::uint32_t j = 0; j < f.o_cols; ++j)
+          if (g->second[j] < gd) cols[j] = g->first * gd + g->second[j];
+      }
+      return rows_of_columns(values->weights.at("o_proj"), cols);
+    });
+  });
+  auto features = [&](std::uint32_t i) { return run_of((i64(di) * pes + i) * ic, ic); };
+  if (f.gated)
+    w.gate_t = put("gate_t", {pes * h, ic}, DType::bf16, dealt,
+                   [&] { return per_shard([&](std::uint32_t i) { return columns_of(values->weights.at("gate_proj"), features(i)); }); });
+  w.up_t = put("up_t", {pes * h, ic}, DType::bf16, dealt,
+               [&] { return per_shard([&](std::uint32_t i) { return columns_of(values->weights.at("up_proj"), features(i)); }); });
+  w.down_t = put("down_t", {pes * ic, h}, DType::bf16, dealt, [&] {
+    return per_shard([&](std::uint32_t i) { return rows_of_columns(values->weights.at("down_proj"), features(i)); });
+  });
+  return w;
+}
+
+gqa::BatchConfig attention_config(const StepConfig& c, const Geometry& geo) {
+  gqa::BatchConfig a;
+  a.h_q = c.model.heads_q;
+  a.h_kv = c.model.heads_kv;
+  a.d = c.model.head_dim;
+  a.t_q = 1;
+  a.s = *std::max_element(c.lens.begin(), c.lens.end());
+  a.model = c.model.name;
+  a.lens = c.lens;
+  a.page_rows = c.page_rows;
+  a.cubes = geo.heads.cubes;
+  a.pes = geo.heads.pes;
+  a.devices = c.devices;
+  a.o_every_rank = true;
+  // Through the attention a PE keeps x (fp32), its normalised copy (bf16) and the group's
+  // Q, K and V in their few forms, with the RoPE tables.
+  const std::uint64_t b = c.batch(), h = c.model.hidden, d = c.model.head_dim;
+  a.tcm_reserved = b * (6 * h + 16 * std::uint64_t{a.g() + 2} * d + 8 * d) + 16 * 1024;
+  return a;
+}
+
+gqa::BatchInputs cache_inputs(const StepConfig& c, const LayerValues& v) {
+  const ModelPreset& m = c.model;
+  const std::uint64_t total = std::accumulate(c.lens.begin(), c.lens.end(), std::uint64_t{0});
+  gqa::BatchInputs in;
+  in.q.shape = {c.batch(), m.heads_q, 1, m.head_dim};
+  in.q.data.assign(in.q.elements(), 0.0f);
+  auto varlen = [&](const std::vector<HostTensor>& caches) {
+    HostTensor t;
+    t.shape = {m.heads_kv, i64(total), m.head_dim};
+    t.data.assign(t.elements(), 0.0f);
+    std::uint64_t first = 0;
+    for (std::uint32_t r = 0; r < c.batch(); ++r) {
+      const std::uint64_t held = c.lens[r] - 1;
+      for (std::uint32_t hk = 0; hk < m.heads_kv; ++hk)
+        std::copy_n(caches[r].data.begin() + static_cast<std::ptrdiff_t>(hk * held * m.head_dim), held * m.head_dim,
+                    t.data.begin() + static_cast<std::ptrdiff_t>((hk * total + first) * m.head_dim));
+      first += c.lens[r];
+    }
+    return t;
+  };
+  in.k = varlen(v.k_cache);
+  in.v = varlen(v.v_cache);
+  return in;
+}
+
+void plan_collectives(layer::StepPlan& s, const Topology& topo, const Geometry& geo, const std::vector<SipId>& devices) {
+  const layer::LayerForm& f = s.form;
+  for (const SipId sip : devices)
+    for (const std::uint32_t start : geo.starts) {
+      const gqa::GroupGeometry g = gqa::GroupGeometry::of(start, geo.heads.cubes, topo.mesh());
+      collectives::Request q;
+      for (std::uint32_t i = 0; i < g.cubes(); ++i)
+        for (std::uint32_t p = 0; p < geo.heads.pes; ++p) q.ranks.push_back({PeCoord{sip, g.cube_at(i), PeId(p)}});
+      q.cols = f.batch;
+      layer::GroupPlan plan{sip, start, {}, {}};
+      q.op = collectives::Op::AllGather;
+      q.algorithm = collectives::Algorithm::OneShot;
+      q.bytes = std::uint64_t{geo.ranks} * f.qkv_cols * f.batch * 4;
+      plan.gather_qkv = collectives::make_plan(topo, q);
+      plan.gather_qkv.tag = 1000;
+      q.op = collectives::Op::ReduceScatter;
+      q.algorithm = collectives::Algorithm::OneShot;
+      q.bytes = std::uint64_t{geo.ranks} * f.o_cols * f.batch * 4;
+      plan.scatter_o = collectives::make_plan(topo, q);
+      plan.scatter_o.tag = 2000;
+      s.groups.push_back(std::move(plan));
+    }
+  collectives::Request all;
+  all.ranks = collectives::ranks_of_pes(topo, devices);
+  all.bytes = std::uint64_t{f.batch} * f.hidden * 4;
+  all.cols = 64;
+  s.all_reduce = collectives::make_plan(topo, all);
+  s.all_reduce.tag = 3000;
+}
+
+layer::Ends place_ends(RuntimeContext& rt, const StepConfig& c, const Geometry& geo, const layer::LayerForm& f) {
+  const Topology& topo = rt.system().topology();
+  const DPPolicy every = DPPolicy::replicate(topo.cubes_per_sip(), geo.cube_pes);
+  const DPPolicy dealt = DPPolicy::shard2d(topo.cubes_per_sip(), geo.cube_pes);
+  const auto ranks = static_cast<std::uint32_t>(c.devices.size()) * geo.sip_pes;
+  const std::int64_t pes = geo.sip_pes, h = f.hidden, b = f.batch;
+  layer::Ends e;
+  e.vocab_rows = ceil_div(c.model.vocab, ranks);
+  const std::uint32_t sips = topo.system.sips;
+  for (auto* v : {&e.embed, &e.sums, &e.final_norm, &e.head_t, &e.picks, &e.rank_index, &e.next}) v->resize(sips);
+  e.first_pe.assign(sips, 0);
+  HostTensor index;
+  index.shape = {b, ranks};
+  for (std::int64_t r = 0; r < b; ++r)
+    for (std::uint32_t i = 0; i < ranks; ++i) index.data.push_back(static_cast<float>(i));
+  for (std::uint32_t di = 0; di < c.devices.size(); ++di) {
+    const SipId sip = c.devices[di];
+    const std::uint32_t i = sip.value;
+    e.first_pe[i] = di * geo.sip_pes;
+    e.embed[i] = rt.empty("w.embed", {pes * i64(e.vocab_rows), h}, DType::bf16, dealt, sip);
+    e.sums[i] = rt.empty("embed_sums", {pes * b * h / 64, 64}, DType::fp32, dealt, sip);
+    e.final_norm[i] = rt.empty("w.final_norm", {f.layer_norm ? 2 : 1, h}, DType::fp32, every, sip);
+    e.head_t[i] = rt.empty("w.lm_head_t", {pes * h, i64(e.vocab_rows)}, DType::bf16, dealt, sip);
+    e.picks[i] = rt.empty("picks", {pes * ranks * b, 2}, DType::fp32, dealt, sip);
+    e.rank_index[i] = rt.from_host("rank_index", index, DType::fp32, every, sip);
+    e.next[i] = rt.empty("next_tokens", {b, 1}, DType::fp32, every, sip);
+  }
+  collectives::Request q;
+  q.op = collectives::Op::AllGather;
+  q.ranks = collectives::ranks_of_pes(topo, c.devices);
+  q.bytes = std::uint64_t{ranks} * f.batch * 2 * 4;
+  q.cols = 2;
+  e.gather_picks = collectives::make_plan(topo, q);
+  e.gather_picks.tag = 4000;
+  // The step's tokens: any ids, spread over the vocabulary.
+  for (std::uint32_t r = 0; r < f.batch; ++r) e.tokens.push_back((std::uint64_t{r} * 7919 + 17) % c.model.vocab);
+  return e;
+}
+
+}  // namespace kb::workloads
