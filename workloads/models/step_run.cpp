@@ -111,12 +111,12 @@ StepValues StepValues::random(const StepConfig& c, std::uint32_t seed) {
   auto weight = [&](Shape shape) {  // bf16 values of scale 1 / sqrt(in): activations stay O(1)
     HostTensor t = gqa::random_normal(shape, next++);
     const float scale = 1.0f / std::sqrt(static_cast<float>(shape[1]));
-    for (float& x : t.data) x = round_bf16(x * scale);
+    for (float& e : t.data) e = round_bf16(e * scale);
     return t;
   };
   auto around = [&](float base) {
     HostTensor t = gqa::random_normal({1, h}, next++);
-    for (float& x : t.data) x = base + 0.1f * x;
+    for (float& e : t.data) e = base + 0.1f * e;
     return t;
   };
   auto& w = v.layer.weights;
@@ -132,7 +132,7 @@ StepValues StepValues::random(const StepConfig& c, std::uint32_t seed) {
   if (m.qkv_bias)
     for (const char* p : {"q_proj", "k_proj", "v_proj"}) {
       HostTensor b = gqa::random_normal({1, w[p].shape[0]}, next++);
-      for (float& x : b.data) x *= 0.1f;
+      for (float& e : b.data) e *= 0.1f;
       w[std::string(p) + ".bias"] = b;
     }
   w["o_proj"] = weight({h, q});
@@ -142,7 +142,7 @@ StepValues StepValues::random(const StepConfig& c, std::uint32_t seed) {
   for (const std::uint64_t len : c.lens) {
     for (auto* cache : {&v.layer.k_cache, &v.layer.v_cache}) {
       HostTensor t = gqa::random_normal({m.heads_kv, i64(len) - 1, d}, next++);
-      for (float& x : t.data) x = round_bf16(x);
+      for (float& e : t.data) e = round_bf16(e);
       cache->push_back(std::move(t));
     }
   }
