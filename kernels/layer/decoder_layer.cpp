@@ -55,16 +55,26 @@ tl::Tensor attention(tl::Ctx& tl, const StepPlan& s, const LayerWeights& w, cons
     tl.phase("qkv_proj");
     tl::Tensor bias;
     if (f.qkv_bias) bias = load_mine(tl, w.qkv_bias);
-    const tl::Tensor mine = nn::linear(tl, n, ref_mine(tl, w.qkv_t), f.qkv_bias ? &bias : nullptr);
+    const std::uint32_t inputs = f.hidden / f.qkv_splits;
+    const tl::Tensor part = tl.cols(n, role.rank % f.qkv_splits * inputs, inputs);
+    const tl::Tensor mine = nn::linear(tl, part, ref_mine(tl, w.qkv_t), f.qkv_bias ? &bias : nullptr);
     tl.wait(mine);  // each phase's time is its own op's (the breakdown by op)
     // Each rank's columns go into its part of the group's buffer transposed, [qkv_cols, B],
-    // so the gathered buffer is [Q | K | V]^T, whatever the batch.
+    // so the gathered buffer is, block by block, the splits' partial [Q | K | V]^T.
     tl.phase("qkv_gather");
     const DeviceTensor& gathered = s.qkv_buffer.at(sip);
     const RowRange all = tl.shard_rows(gathered);
     tl.store(gathered, {all.begin + std::uint64_t{role.rank} * f.qkv_cols, f.qkv_cols}, tl.trans(mine));
     collectives::run(tl, role.group->gather_qkv, s.qkv_buffer);
-    const tl::Tensor qkv = tl.trans(tl.load(gathered, {all.begin, gd + 2ull * d}));  // [B, (G + 2) d]
+    const std::uint32_t blocks = s.cubes * s.pes / f.qkv_splits, block = f.qkv_cols * b;
+    const tl::Tensor parts = tl.view(tl.load(gathered, all), {blocks, static_cast<std::int64_t>(f.qkv_splits) * block});
+    tl::Tensor sum = tl.cols(parts, 0, block);
+    for (std::uint32_t k = 1; k < f.qkv_splits; ++k) {
+      const tl::Tensor next = tl.cols(parts, k * block, block);  // one op a statement
+      sum = tl.add(sum, next);
+    }
+    const tl::Tensor whole = tl.view(sum, {static_cast<std::int64_t>(blocks) * f.qkv_cols, b});
+    const tl::Tensor qkv = tl.trans(tl.rows(whole, 0, gd + 2 * d));  // [B, (G + 2) d]
     tl.phase("rope");
     const tl::Tensor cos = load_mine(tl, s.rope_cos.at(sip));
     const tl::Tensor sin = load_mine(tl, s.rope_sin.at(sip));

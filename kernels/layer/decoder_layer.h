@@ -31,7 +31,12 @@ namespace kb::layer {
 struct LayerForm {
   std::uint32_t hidden = 0, head_dim = 0, g = 1;  // g: query heads per KV head
   std::uint32_t batch = 1;                        // requests, one token each
-  std::uint32_t qkv_cols = 0;  // a group rank's columns of the group's [Q | K | V] features (padded)
+  // The group's [Q | K | V] projection over its ranks: rank r takes column block r / qkv_splits
+  // (qkv_cols of them, padded) over part r % qkv_splits of the inputs. A slice narrower than
+  // the weights the HBM gives a cycle would leave the PE GEMM-bound (the array takes one
+  // input row a cycle), so the inputs are split until it is not; the all-gather then hands
+  // every rank the parts, which it adds.
+  std::uint32_t qkv_cols = 0, qkv_splits = 1;
   std::uint32_t o_cols = 0;    // a group rank's features of the group's attention output (padded)
   bool layer_norm = false;     // LayerNorm (weight and bias rows) instead of RMSNorm
   bool parallel = false;       // attention and MLP from one norm, one all-reduce
@@ -46,7 +51,7 @@ struct LayerForm {
 // SIP's PEs (a PE's shard is its slice, nn::linear's [in, out]).
 struct LayerWeights {
   DeviceTensor attn_norm, mlp_norm;  // mlp_norm: none for a parallel block
-  DeviceTensor qkv_t, qkv_bias;      // [PEs * h, qkv_cols]; bias [PEs, qkv_cols]
+  DeviceTensor qkv_t, qkv_bias;      // [PEs * h / qkv_splits, qkv_cols]; bias [PEs, qkv_cols]
   DeviceTensor o_t;                  // [PEs * o_cols, h]
   DeviceTensor gate_t, up_t;         // [PEs * h, i]; gate none for an ungated MLP
   DeviceTensor down_t;               // [PEs * i, h]

@@ -153,7 +153,8 @@ TEST(ModelStep, TheRooflineIsWeightsAndKvOverTheHbmBandwidth) {
 }
 
 // A physics probe: at half the HBM bandwidth, the projections, which stream their
-// weights, take twice as long; the collectives, on the NOC, do not move with it.
+// weights, take twice as long; the all-reduce, on the fabric and the NOC but for its
+// pieces' HBM reads and writes, moves by at most a quarter.
 TEST(ModelStep, WeightStreamingMovesWithTheHbmBandwidth) {
   const std::string run = "--kernel decoder_layer --model llama3-8b --batch 512 --devices 0";
   const nlohmann::json full = run_json(run), half = run_json(run + " --set cube.hbm.bandwidth=32B/cycle");
@@ -162,7 +163,9 @@ TEST(ModelStep, WeightStreamingMovesWithTheHbmBandwidth) {
     EXPECT_GT(ratio, 1.9) << op;
     EXPECT_LT(ratio, 2.05) << op;
   }
-  EXPECT_NEAR(op_cycles(half, "mlp_all_reduce"), op_cycles(full, "mlp_all_reduce"), 0.15 * op_cycles(full, "mlp_all_reduce"));
+  const double all_reduce = op_cycles(half, "mlp_all_reduce") / op_cycles(full, "mlp_all_reduce");
+  EXPECT_GE(all_reduce, 1.0);
+  EXPECT_LT(all_reduce, 1.25);
 }
 
 // The sweep runs the whole-model workloads: two requests share every weight byte a step

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <functional>
 #include <numeric>
+#include <tuple>
 
 #include "kernels/nn/rope.h"
 
@@ -61,14 +62,21 @@ std::pair<const char*, std::int64_t> qkv_feature(const ModelPreset& m, std::uint
 
 }  // namespace
 
-layer::LayerForm form_of(const StepConfig& c, const Geometry& geo) {
+layer::LayerForm form_of(const StepConfig& c, const Geometry& geo, const Topology& topo) {
   const ModelPreset& m = c.model;
   layer::LayerForm f;
   f.hidden = m.hidden;
   f.head_dim = m.head_dim;
   f.g = m.heads_q / m.heads_kv;
   f.batch = c.batch();
-  f.qkv_cols = ceil_div(std::uint64_t{f.g + 2} * m.head_dim, geo.ranks);
+  // Split the inputs (in powers of two dividing the ranks and h) until a rank's slice is as
+  // wide as the weights the HBM gives a cycle (bf16: 32 at 64 B/cycle).
+  const std::uint64_t features = std::uint64_t{f.g + 2} * m.head_dim, wide = topo.cube.hbm.bytes_per_cycle / 2;
+  f.qkv_cols = ceil_div(features, geo.ranks);
+  while (f.qkv_cols < wide && geo.ranks % (2 * f.qkv_splits) == 0 && m.hidden % (2 * f.qkv_splits) == 0) {
+    f.qkv_splits *= 2;
+    f.qkv_cols = ceil_div(features, geo.ranks / f.qkv_splits);
+  }
   f.o_cols = ceil_div(std::uint64_t{f.g} * m.head_dim, geo.ranks);
   f.layer_norm = m.norm == NormKind::Layer;
   f.parallel = m.block == BlockKind::Parallel;
@@ -115,17 +123,28 @@ layer::LayerWeights place_layer(RuntimeContext& rt, const StepConfig& c, const G
   layer::LayerWeights w;
   w.attn_norm = norm("input_layernorm");
   if (!f.parallel) w.mlp_norm = norm("post_attention_layernorm");
-  w.qkv_t = put("qkv_t", {pes * h, f.qkv_cols}, DType::bf16, dealt, [&] {
+  // A rank's QKV columns: its block's features over its part of the inputs.
+  const std::int64_t inputs = h / f.qkv_splits;
+  auto qkv_block = [&](std::uint32_t i) -> std::optional<std::tuple<std::uint32_t, std::vector<std::int64_t>, std::int64_t>> {
+    const auto role = geo.role(topo.mesh(), i);
+    if (!role) return std::nullopt;
+    return std::tuple{di * geo.heads.groups_per_sip + role->first,
+                      run_of(i64(role->second / f.qkv_splits) * f.qkv_cols, f.qkv_cols),
+                      i64(role->second % f.qkv_splits) * inputs};
+  };
+  w.qkv_t = put("qkv_t", {pes * inputs, f.qkv_cols}, DType::bf16, dealt, [&] {
     return per_shard([&](std::uint32_t i) {
       HostTensor t;
-      t.shape = {h, f.qkv_cols};
-      t.data.assign(static_cast<std::size_t>(h) * f.qkv_cols, 0.0f);
-      if (const auto g = group_features(i, f.qkv_cols))
+      t.shape = {inputs, f.qkv_cols};
+      t.data.assign(static_cast<std::size_t>(inputs) * f.qkv_cols, 0.0f);
+      if (const auto g = qkv_block(i)) {
+        const auto& [head, features, first] = *g;
         for (std::uint32_t j = 0; j < f.qkv_cols; ++j)
-          if (const auto [matrix, row] = qkv_feature(m, g->first, g->second[j]); matrix) {
+          if (const auto [matrix, row] = qkv_feature(m, head, features[j]); matrix) {
             const HostTensor col = columns_of(values->weights.at(matrix), {row});
-            for (std::int64_t k = 0; k < h; ++k) t.data[k * f.qkv_cols + j] = col.data[k];
+            for (std::int64_t k = 0; k < inputs; ++k) t.data[k * f.qkv_cols + j] = col.data[first + k];
           }
+      }
       return t;
     });
   });
@@ -135,9 +154,9 @@ layer::LayerWeights place_layer(RuntimeContext& rt, const StepConfig& c, const G
         HostTensor t;
         t.shape = {1, f.qkv_cols};
         t.data.assign(f.qkv_cols, 0.0f);
-        if (const auto g = group_features(i, f.qkv_cols))
+        if (const auto g = qkv_block(i); g && std::get<2>(*g) == 0)  // the bias once: on the first part
           for (std::uint32_t j = 0; j < f.qkv_cols; ++j)
-            if (const auto [matrix, row] = qkv_feature(m, g->first, g->second[j]); matrix)
+            if (const auto [matrix, row] = qkv_feature(m, std::get<0>(*g), std::get<1>(*g)[j]); matrix)
               t.data[j] = values->weights.at(std::string(matrix) + ".bias").data[row];
         return t;
       });

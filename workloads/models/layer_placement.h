@@ -41,7 +41,7 @@ struct Geometry {
 };
 
 // The layer's form and per-rank column counts for the step.
-layer::LayerForm form_of(const StepConfig& c, const Geometry& geo);
+layer::LayerForm form_of(const StepConfig& c, const Geometry& geo, const Topology& topo);
 // Intermediate features per PE of a run of `pes` PEs.
 std::uint32_t mlp_cols(const StepConfig& c, std::uint32_t pes);
 // The tensors of layer `index` on one SIP (device index `di`), from `values` or empty

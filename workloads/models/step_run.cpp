@@ -161,7 +161,7 @@ StepResult run_step(RuntimeContext& rt, const StepConfig& c, const StepValues* v
   cfg.devices = res.devices;
   const Geometry geo(topo, m.heads_kv, res.devices.size());
   layer::StepPlan s;
-  s.form = form_of(cfg, geo);
+  s.form = form_of(cfg, geo, topo);
   const layer::LayerForm& f = s.form;
   s.cubes = geo.heads.cubes;
   s.pes = geo.heads.pes;
