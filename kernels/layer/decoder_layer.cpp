@@ -44,6 +44,21 @@ nn::MlpShare mlp_share(tl::Ctx& tl, const LayerWeights& w, const LayerForm& f) {
   return m;
 }
 
+// The gathered [Q | K | V]^T, [(G + 2) d, B]: the splits' parts added block by block.
+tl::Tensor gathered_qkv(tl::Ctx& tl, const StepPlan& s, const DeviceTensor& gathered, RowRange all) {
+  const LayerForm& f = s.form;
+  const std::uint32_t features = (f.g + 2) * f.head_dim;
+  if (f.qkv_splits == 1) return tl.load(gathered, {all.begin, features});
+  const std::uint32_t blocks = s.cubes * s.pes / f.qkv_splits, block = f.qkv_cols * f.batch;
+  const tl::Tensor parts = tl.view(tl.load(gathered, all), {blocks, static_cast<std::int64_t>(f.qkv_splits) * block});
+  tl::Tensor sum = tl.cols(parts, 0, block);
+  for (std::uint32_t k = 1; k < f.qkv_splits; ++k) {
+    const tl::Tensor next = tl.cols(parts, k * block, block);  // one op a statement
+    sum = tl.add(sum, next);
+  }
+  return tl.rows(tl.view(sum, {static_cast<std::int64_t>(blocks) * f.qkv_cols, f.batch}), 0, features);
+}
+
 // Steps 1-4 on a rank of a KV head's group, from the normalised n [B, h] in the weights'
 // dtype: its partial sum of the attention block's output, [B, h].
 tl::Tensor attention(tl::Ctx& tl, const StepPlan& s, const LayerWeights& w, const Role& role, const tl::Tensor& n) {
@@ -66,15 +81,7 @@ tl::Tensor attention(tl::Ctx& tl, const StepPlan& s, const LayerWeights& w, cons
     const RowRange all = tl.shard_rows(gathered);
     tl.store(gathered, {all.begin + std::uint64_t{role.rank} * f.qkv_cols, f.qkv_cols}, tl.trans(mine));
     collectives::run(tl, role.group->gather_qkv, s.qkv_buffer);
-    const std::uint32_t blocks = s.cubes * s.pes / f.qkv_splits, block = f.qkv_cols * b;
-    const tl::Tensor parts = tl.view(tl.load(gathered, all), {blocks, static_cast<std::int64_t>(f.qkv_splits) * block});
-    tl::Tensor sum = tl.cols(parts, 0, block);
-    for (std::uint32_t k = 1; k < f.qkv_splits; ++k) {
-      const tl::Tensor next = tl.cols(parts, k * block, block);  // one op a statement
-      sum = tl.add(sum, next);
-    }
-    const tl::Tensor whole = tl.view(sum, {static_cast<std::int64_t>(blocks) * f.qkv_cols, b});
-    const tl::Tensor qkv = tl.trans(tl.rows(whole, 0, gd + 2 * d));  // [B, (G + 2) d]
+    const tl::Tensor qkv = tl.trans(gathered_qkv(tl, s, gathered, all));  // [B, (G + 2) d]
     tl.phase("rope");
     const tl::Tensor cos = load_mine(tl, s.rope_cos.at(sip));
     const tl::Tensor sin = load_mine(tl, s.rope_sin.at(sip));
