@@ -1,6 +1,7 @@
 #include "kernels/nn/linear.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace kb::nn {
 
@@ -23,9 +24,19 @@ tl::Tensor linear(tl::Ctx& tl, const tl::Tensor& x, const tl::Tensor& w_t, const
 }
 
 std::uint32_t stream_tile_rows(const tl::Ctx& tl, const tl::Tensor& w) {
+  const Topology& topo = tl.topology();
   const std::uint64_t row_bytes = std::uint64_t{w.cols()} * dtype_bytes(w.dtype());
-  const std::uint64_t fit = tl.tcm_capacity() / 4 / (kStages * row_bytes);
-  return static_cast<std::uint32_t>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(512, fit)));
+  const std::uint64_t fit = std::max<std::uint64_t>(1, std::min<std::uint64_t>(512, tl.tcm_capacity() / 8 / (kStages * row_bytes)));
+  // Small tiles start the GEMMs early and leave little for the last one; but a tile's GEMM
+  // (a row of W^T a cycle per 64 outputs, plus the array's fill) must keep up with its
+  // bytes from HBM, so a tile has at least twice the rows where the two break even.
+  const double bytes_per_row = static_cast<double>(row_bytes) / static_cast<double>(topo.cube.hbm.bytes_per_cycle);
+  const double gemm_per_row = static_cast<double>((w.cols() + topo.pe.gemm.cols - 1) / topo.pe.gemm.cols);
+  if (bytes_per_row <= gemm_per_row) return static_cast<std::uint32_t>(fit);  // GEMM-bound at any size
+  const auto even = static_cast<std::uint64_t>(
+      std::ceil(static_cast<double>(topo.pe.gemm.rows + topo.pe.gemm.cols) / (bytes_per_row - gemm_per_row)));
+  const std::uint64_t rows = std::max<std::uint64_t>(16 * 1024 / row_bytes, 2 * even);
+  return static_cast<std::uint32_t>(std::clamp<std::uint64_t>(rows, 1, fit));
 }
 
 }  // namespace kb::nn

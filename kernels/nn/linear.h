@@ -15,8 +15,10 @@ namespace kb::nn {
 // W^T per streamed tile (0: stream_tile_rows). Returns [T, out], fp32.
 tl::Tensor linear(tl::Ctx& tl, const tl::Tensor& x, const tl::Tensor& w_t, const tl::Tensor* bias = nullptr,
                   std::uint32_t tile_rows = 0);
-// Rows of a streamed ref `w` per tile: at most 512, and few enough that the four staging
-// tiles take at most a quarter of the TCM (the rest holds the activations).
+// Rows of a streamed ref `w` per tile: about 16 KiB, at least twice the rows at which a
+// tile's GEMM keeps up with its bytes from HBM, at most 512 and few enough that the four
+// staging tiles take at most an eighth of the TCM (two streams may run at once, the up and
+// gate projections, beside the activations).
 std::uint32_t stream_tile_rows(const tl::Ctx& tl, const tl::Tensor& w);
 
 }  // namespace kb::nn

@@ -165,6 +165,7 @@ class Ctx {
   Tensor empty(const Shape& shape, DType dtype = DType::fp32, const std::string& name = "");
   const TcmUse& tcm_use() const { return use_; }
   std::uint64_t tcm_capacity() const { return topo_.pe.tcm_bytes; }
+  const Topology& topology() const { return topo_; }  // the machine's numbers, for a kernel's tiling
 
   // Names the kernel phase the PE's program enters now (e.g. "sweep", "ring step 3"):
   // an op-log record of engine "phase" from now to the next phase or the kernel's end.
