@@ -46,7 +46,7 @@ struct LayerForm {
   float eps = 1e-5f;
 };
 
-// A SIP's tensors of one layer. Norms: [PEs * n, h] replicated (n = 1 row for RMSNorm,
+// A SIP's tensors of one layer. Norms: [n, h] on every PE (n = 1 row for RMSNorm,
 // 2 for LayerNorm's weight and bias); the linears' transposed weights dealt 2-D over the
 // SIP's PEs (a PE's shard is its slice, nn::linear's [in, out]).
 struct LayerWeights {

@@ -1,7 +1,6 @@
 #include "workloads/models/layer_check.h"
 
 #include <cmath>
-#include <fstream>
 
 #include <nlohmann/json.hpp>
 
@@ -217,7 +216,7 @@ void write_layer_files(const std::string& dir, const StepConfig& c, const StepVa
                               {"low_freq_factor", m.rope_scaling.low_freq_factor},
                               {"high_freq_factor", m.rope_scaling.high_freq_factor},
                               {"original_max_position_embeddings", m.rope_scaling.original_max_position}};
-  std::ofstream(dir + "/config.json") << config.dump(2) << "\n";
+  write_file_atomically(dir + "/config.json", config.dump(2) + "\n");
 }
 
 }  // namespace kb::workloads

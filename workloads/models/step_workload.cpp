@@ -41,7 +41,7 @@ StepCost cost_of(const StepConfig& c, std::uint32_t layers, bool ends) {
   s.flops = layers * (2 * params * b + 4.0 * m.heads_q * m.head_dim * context);
   if (ends) {
     const double head = static_cast<double>(m.vocab) * m.hidden;
-    s.weight_bytes += (b + head + m.hidden) * 2;
+    s.weight_bytes += (b * m.hidden + head + m.hidden) * 2;  // the tokens' embedding rows, the head, the final norm
     s.flops += 2 * head * b;
   }
   return s;
