@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The same simulation whatever the compiler: builds the program with clang (build/clang)
 # and requires its op logs and latencies to equal those of the g++ build (build/release)
-# for the headline decode, prefills, data-mode decodes, a ring all-reduce, a decoder layer and a model step. C++ leaves the order of
+# for the headline decode, prefills, data-mode decodes, a ring all-reduce, a decoder layer and a model step, decode and prefill. C++ leaves the order of
 # function arguments unspecified (g++ evaluates them right to left, clang left to
 # right), so a statement that issued two tl ops inside one call would differ here.
 #   scripts/compiler_parity.sh [GCC_BUILD_DIR]
@@ -22,6 +22,8 @@ cases=(
   "ring all-reduce over the links|run --kernel collective --bytes 1MiB --algorithm ring"
   "data-mode decoder layer|run --kernel decoder_layer --model tiny --batch 5,9,33 --devices 0-1 --data --check"
   "model step|run --kernel model_step --model llama3-8b --batch 1024,3000 --devices 0 --layers 2"
+  "data-mode prefill layer|run --kernel decoder_layer --model tiny --phase prefill --batch 40,23 --q-len 9 --devices 0 --data --check"
+  "prefill model step|run --kernel model_step --model tiny --phase prefill --batch 40,17 --devices 0-1 --layers 2"
 )
 status=0
 for c in "${cases[@]}"; do

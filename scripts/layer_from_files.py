@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Recomputes a decoder layer from the files `kernbench run --kernel decoder_layer --data
---outputs DIR` writes, with numpy in float64 and Hugging Face Llama's conventions (RMSNorm,
-rotate-half RoPE, grouped-query attention, SwiGLU), and compares it with the run's y.npy,
-k_new.npy and v_new.npy.
+--outputs DIR` writes (a decode step or a prefill), with numpy in float64 and Hugging Face
+Llama's conventions (RMSNorm, rotate-half RoPE, grouped-query causal attention, SwiGLU),
+and compares it with the run's y.npy, k_new.npy and v_new.npy.
 
     scripts/layer_from_files.py DIR [--tolerance 0.01]
 
@@ -62,26 +62,33 @@ def main():
     eps, inv = cfg["rms_norm_eps"], inv_freq(cfg)
     w = {n: load(f, n) for n in ["input_layernorm", "q_proj", "k_proj", "v_proj", "o_proj",
                                   "post_attention_layernorm", "gate_proj", "up_proj", "down_proj"]}
+    group = hq // hkv
     ys, ks, vs = [], [], []
-    for r in range(x.shape[0]):
-        n = rms_norm(x[r], w["input_layernorm"], eps)
-        q = rope((w["q_proj"] @ n).reshape(hq, d), positions[r], inv)
-        k = rope((w["k_proj"] @ n).reshape(hkv, d), positions[r], inv)
-        v = (w["v_proj"] @ n).reshape(hkv, d)
-        keys = np.concatenate([load(f, "k_cache_%d" % r), k[:, None, :]], axis=1)  # [H_kv, S, d]
-        values = np.concatenate([load(f, "v_cache_%d" % r), v[:, None, :]], axis=1)
-        group = hq // hkv
-        o = np.empty((hq, d))
-        for h in range(hq):
-            s = keys[h // group] @ q[h] / np.sqrt(d)
-            p = np.exp(s - s.max())
-            o[h] = p @ values[h // group] / p.sum()
-        h1 = x[r] + w["o_proj"] @ o.reshape(-1)
-        n2 = rms_norm(h1, w["post_attention_layernorm"], eps)
-        gate, up = w["gate_proj"] @ n2, w["up_proj"] @ n2
-        ys.append(h1 + w["down_proj"] @ (gate / (1 + np.exp(-gate)) * up))
-        ks.append(k)
-        vs.append(v)
+    first = 0
+    # Request r's new tokens are rows [first, first + new) of x: each attends to the cache
+    # and to the new tokens up to itself.
+    for r, new in enumerate(cfg["new_tokens"]):
+        rows = range(first, first + new)
+        n = [rms_norm(x[t], w["input_layernorm"], eps) for t in rows]
+        q = [rope((w["q_proj"] @ n[j]).reshape(hq, d), positions[t], inv) for j, t in enumerate(rows)]
+        k = [rope((w["k_proj"] @ n[j]).reshape(hkv, d), positions[t], inv) for j, t in enumerate(rows)]
+        v = [(w["v_proj"] @ n[j]).reshape(hkv, d) for j in range(new)]
+        keys = np.concatenate([load(f, "k_cache_%d" % r), np.stack(k, axis=1)], axis=1)  # [H_kv, S, d]
+        values = np.concatenate([load(f, "v_cache_%d" % r), np.stack(v, axis=1)], axis=1)
+        held = keys.shape[1] - new
+        for j, t in enumerate(rows):
+            o = np.empty((hq, d))
+            for h in range(hq):
+                s = keys[h // group, :held + j + 1] @ q[j][h] / np.sqrt(d)
+                p = np.exp(s - s.max())
+                o[h] = p @ values[h // group, :held + j + 1] / p.sum()
+            h1 = x[t] + w["o_proj"] @ o.reshape(-1)
+            n2 = rms_norm(h1, w["post_attention_layernorm"], eps)
+            gate, up = w["gate_proj"] @ n2, w["up_proj"] @ n2
+            ys.append(h1 + w["down_proj"] @ (gate / (1 + np.exp(-gate)) * up))
+            ks.append(k[j])
+            vs.append(v[j])
+        first += new
     worst = 0.0
     for name, want in [("y", np.array(ys)), ("k_new", np.array(ks)), ("v_new", np.array(vs))]:
         got = load(f, name)

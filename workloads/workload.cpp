@@ -92,6 +92,14 @@ const KnobSet& outputs_knobs() {
   return set;
 }
 
+const KnobSet& q_len_knobs() {
+  static const KnobSet set{
+      "query tokens",
+      {{"q_len", "", "query tokens: attention T_q (decode: 1; prefill: S, or fewer for a chunk after a cached "
+                     "prefix); a model's prefill: new tokens a prompt, after its cached prefix (default: all)"}}};
+  return set;
+}
+
 const KnobSet& check_knobs() {
   static const KnobSet set{"check", {{"check", "", "exit 1 if the result misses its fp64 reference (data mode)", true}}};
   return set;

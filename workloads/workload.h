@@ -150,6 +150,8 @@ const KnobSet& check_knobs();
 const KnobSet& model_knobs();
 // outputs: a folder the run's data-mode outputs are written into as .npy.
 const KnobSet& outputs_knobs();
+// q_len: the query tokens of a prefill, or of a chunk of it after a cached prefix.
+const KnobSet& q_len_knobs();
 DType dtype_of(const Values& v);
 std::uint32_t seed_of(const Values& v);
 

@@ -319,10 +319,14 @@ std::vector<std::vector<std::uint32_t>> rings_of(const Topology& topo, const std
   return rings;
 }
 
-std::uint32_t piece_rows_of(const Topology& topo, std::uint32_t n, std::uint32_t cols) {
-  // A lane holds at most about 2n + 4 pieces in TCM at once (a direct exchange's parts
-  // and their sums); a piece is at most 64 KiB.
-  const std::uint64_t piece_bytes = std::min<std::uint64_t>(64 * 1024, topo.pe.tcm_bytes / (2 * n + 4));
+std::uint32_t piece_rows_of(const Topology& topo, std::uint32_t n, std::uint32_t cols, Algorithm a) {
+  // The pieces a lane holds in TCM at once: a ring's reduce-scatter loads, receives and
+  // adds one a step and its all-gather receives one a step (about 4n; a hierarchical
+  // one's levels are rings); a direct exchange its parts and their sums (2n + 4), a tree
+  // fewer. A piece is at most 64 KiB.
+  const bool rings = a == Algorithm::Ring || a == Algorithm::Hierarchical;
+  const std::uint64_t held = rings ? 4 * std::uint64_t{n} + 4 : 2 * std::uint64_t{n} + 4;
+  const std::uint64_t piece_bytes = std::min<std::uint64_t>(64 * 1024, topo.pe.tcm_bytes / held);
   return static_cast<std::uint32_t>(std::max<std::uint64_t>(1, piece_bytes / (std::uint64_t{cols} * 4)));
 }
 
@@ -524,7 +528,6 @@ Plan make_plan(const Topology& topo, const Request& q) {
   p.root = q.root;
   p.rings = rings_of(topo, q.ranks);
   p.cols = q.cols;
-  p.piece_rows = piece_rows_of(topo, n, q.cols);
   auto best_flat = [&](const std::vector<Rank>& ranks, std::uint64_t bytes, Op op, std::uint32_t piece_rows) {
     Plan f = p;
     f.piece_rows = piece_rows;
@@ -548,6 +551,7 @@ Plan make_plan(const Topology& topo, const Request& q) {
   auto with = [&](Algorithm a) {
     Plan c = p;
     c.algorithm = a;
+    c.piece_rows = piece_rows_of(topo, n, q.cols, a);
     if (a == Algorithm::Hierarchical) {
       const Hierarchy h = hierarchy_of(q.ranks);
       // A lane takes part in one level at a time: its pieces are as large as the level
@@ -559,9 +563,13 @@ Plan make_plan(const Topology& topo, const Request& q) {
       std::size_t widest = std::max<std::size_t>(lv.two_level() ? lv.cubes[0].size() : m, h.across.at(0).size());
       if (lv.two_level())
         for (const auto& groups : lv.mesh) widest = std::max(widest, groups[0].size());
-      c.piece_rows = piece_rows_of(topo, static_cast<std::uint32_t>(widest), q.cols);
+      // Levels inside a SIP are rings; with one rank a SIP the step across is all there is,
+      // and its algorithm sizes the pieces.
+      const auto levels = static_cast<std::uint32_t>(widest);
+      c.piece_rows = piece_rows_of(topo, levels, q.cols, m > 1 ? Algorithm::Ring : Algorithm::TwoShot);
       const std::uint64_t across_bytes = q.op == Op::AllReduce ? q.bytes / m : q.bytes;
       std::tie(c.across, c.across_rings) = best_flat(h.across.at(0), across_bytes, q.op, c.piece_rows);
+      if (m == 1) c.piece_rows = piece_rows_of(topo, levels, q.cols, c.across);
     }
     return c;
   };

@@ -23,12 +23,13 @@
 
 #include "kernels/collectives/plan.h"
 #include "kernels/gqa/gqa_decode_batch.h"
+#include "kernels/layer/block.h"
 #include "kernels/nn/mlp.h"
 
 namespace kb::layer {
 
-// The layer's form and sizes, the same on every PE.
-struct LayerForm {
+// The layer's form and sizes, the same on every PE: its block, and how it is dealt.
+struct LayerForm : Block {
   std::uint32_t hidden = 0, head_dim = 0, g = 1;  // g: query heads per KV head
   std::uint32_t batch = 1;                        // requests, one token each
   // The group's [Q | K | V] projection over its ranks: rank r takes column block r / qkv_splits
@@ -38,12 +39,6 @@ struct LayerForm {
   // every rank the parts, which it adds.
   std::uint32_t qkv_cols = 0, qkv_splits = 1;
   std::uint32_t o_cols = 0;    // a group rank's features of the group's attention output (padded)
-  bool layer_norm = false;     // LayerNorm (weight and bias rows) instead of RMSNorm
-  bool parallel = false;       // attention and MLP from one norm, one all-reduce
-  bool qkv_bias = false;
-  nn::Activation act = nn::Activation::Silu;
-  bool gated = true;
-  float eps = 1e-5f;
 };
 
 // A SIP's tensors of one layer. Norms: [n, h] on every PE (n = 1 row for RMSNorm,

@@ -52,12 +52,19 @@ void model_step(tl::Ctx& tl, const StepPlan& s, const Ends& e, const std::vector
   const tl::Tensor into = tl.view(x, rows);
   tl.load(sum, mine, &into);
   for (const std::vector<LayerWeights>& layer : layers) decoder_layer(tl, s, layer.at(sip), x);
+  next_tokens(tl, e, f, x);
+}
+
+void next_tokens(tl::Ctx& tl, const Ends& e, const LayerForm& f, const tl::Tensor& x) {
+  const std::uint32_t sip = tl.sip().value;
+  const auto b = static_cast<std::uint32_t>(x.rows());
+  const DeviceTensor& head = e.head_t.at(sip);
+  const std::uint64_t me = e.first_pe.at(sip) + tl.shard_rows(head).begin / f.hidden;
   const auto scope = tl.scratch_scope();
   tl.phase("final_norm");
-  const tl::Tensor n = normalized(tl, x, e.final_norm.at(sip), f, e.head_t.at(sip).dtype());
+  const tl::Tensor n = normalized(tl, x, e.final_norm.at(sip), f, head.dtype());
   tl.phase("lm_head");
-  const DeviceTensor& head = e.head_t.at(sip);
-  const tl::Tensor pick = nn::lm_head_pick(tl, n, tl.ref(head, tl.shard_rows(head)), first);
+  const tl::Tensor pick = nn::lm_head_pick(tl, n, tl.ref(head, tl.shard_rows(head)), me * e.vocab_rows);
   tl.phase("pick_gather");
   const DeviceTensor& picks = e.picks.at(sip);
   const RowRange all = tl.shard_rows(picks);

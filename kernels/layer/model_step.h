@@ -29,5 +29,8 @@ struct Ends {
 
 // The step on this PE: `layers` in order, each with its SIPs' weights (indexed by SIP id).
 void model_step(tl::Ctx& tl, const StepPlan& s, const Ends& e, const std::vector<std::vector<LayerWeights>>& layers);
+// The model's end on this PE, from the last layer's x [B, h] (every PE's the same): the
+// final norm, its slice of the LM head's best token, the picks gathered, and the best.
+void next_tokens(tl::Ctx& tl, const Ends& e, const LayerForm& f, const tl::Tensor& x);
 
 }  // namespace kb::layer

@@ -10,6 +10,7 @@
 
 #include "tests/kernels/tl_support.h"
 #include "tests/sc_main/cli_support.h"
+#include "tests/workloads/step_support.h"
 #include "workloads/models/layer_check.h"
 #include "workloads/workload.h"
 
@@ -34,21 +35,6 @@ Result run_workload(const std::string& name, const std::map<std::string, std::st
   return r;
 }
 
-// The same through the program (a process of its own: one elaboration each), from --json.
-nlohmann::json run_json(const std::string& args) {
-  const std::string file = test::temp_dir("model_step_json") + "/r.json";
-  const test::Result r = test::run("run " + args + " --json " + file);
-  EXPECT_EQ(r.code, 0) << r.out;
-  std::ifstream in(file);
-  return nlohmann::json::parse(in);
-}
-
-double op_cycles(const nlohmann::json& r, const std::string& op) {
-  for (const auto& o : r.at("by_op"))
-    if (o.at("op") == op) return o.at("cycles").get<double>();
-  ADD_FAILURE() << "no op " << op;
-  return 0;
-}
 
 std::string refusal(const std::string& name, const std::map<std::string, std::string>& knobs,
                     const std::vector<SipId>& devices) {
@@ -127,7 +113,7 @@ TEST(DecoderLayer, OutputsLetNumpyRecomputeTheLayer) {
 // against all 32 simulated.
 TEST(ModelStep, TheStepScaledFromTwoLayersIsWithinOnePercentOfAllLayers) {
   const std::string run = "--kernel model_step --model llama3-8b --batch 2048 --devices 0 --layers ";
-  const nlohmann::json all = run_json(run + "all"), two = run_json(run + "2");
+  const nlohmann::json all = test::run_json(run + "all"), two = test::run_json(run + "2");
   EXPECT_FALSE(all.at("step").at("scaled").get<bool>());
   EXPECT_TRUE(two.at("step").at("scaled").get<bool>());
   const double step = all.at("step").at("cycles").get<double>();
@@ -157,13 +143,13 @@ TEST(ModelStep, TheRooflineIsWeightsAndKvOverTheHbmBandwidth) {
 // pieces' HBM reads and writes, moves by at most a quarter.
 TEST(ModelStep, WeightStreamingMovesWithTheHbmBandwidth) {
   const std::string run = "--kernel decoder_layer --model llama3-8b --batch 512 --devices 0";
-  const nlohmann::json full = run_json(run), half = run_json(run + " --set cube.hbm.bandwidth=32B/cycle");
+  const nlohmann::json full = test::run_json(run), half = test::run_json(run + " --set cube.hbm.bandwidth=32B/cycle");
   for (const char* op : {"up_gate_proj", "down_proj"}) {
-    const double ratio = op_cycles(half, op) / op_cycles(full, op);
+    const double ratio = test::op_cycles(half, op) / test::op_cycles(full, op);
     EXPECT_GT(ratio, 1.9) << op;
     EXPECT_LT(ratio, 2.05) << op;
   }
-  const double all_reduce = op_cycles(half, "mlp_all_reduce") / op_cycles(full, "mlp_all_reduce");
+  const double all_reduce = test::op_cycles(half, "mlp_all_reduce") / test::op_cycles(full, "mlp_all_reduce");
   EXPECT_GE(all_reduce, 1.0);
   EXPECT_LT(all_reduce, 1.25);
 }
@@ -198,7 +184,7 @@ TEST(ModelStep, ModelsThatDoNotFitAreRefusedSayingWhy) {
                 .find("at most 6 requests a step"),
             std::string::npos)
       << refusal("model_step", {{"model", "llama3-70b"}, {"batch", "random:64:1024-8192:7"}}, four);
-  EXPECT_NE(refusal("model_step", {{"model", "llama3-8b"}, {"phase", "prefill"}}, four).find("allowed values: decode"),
+  EXPECT_NE(refusal("model_step", {{"model", "llama3-8b"}, {"phase", "chunked"}}, four).find("allowed values: decode, prefill"),
             std::string::npos);
 }
 

@@ -108,8 +108,7 @@ workloads::Numerics check_attention(const AttentionShape& a, const AttentionInpu
 const workloads::KnobSet& shape_knobs() {
   static const workloads::KnobSet set{
       "attention shape",
-      {{"q_len", "", "query tokens T_q (decode: 1; prefill: S, or fewer for a chunk after a cached prefix)"},
-       {"heads_q", "64", "query heads H_q"},
+      {{"heads_q", "64", "query heads H_q"},
        {"heads_kv", "8", "KV heads H_kv"},
        {"head_dim", "128", "head dimension d"},
        {"causal", "", "causal attention (the default)", true},

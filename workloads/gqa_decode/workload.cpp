@@ -73,7 +73,7 @@ class GqaDecode : public Workload {
     return "GQA decode: KV sharded over C cubes x P PEs per KV head, online softmax, two-level reduce";
   }
   std::vector<const KnobSet*> knobs() const override {
-    return {&model_knobs(), &gqa::shape_knobs(), &gqa::context_knobs(), &gqa::placement_knobs(), &gqa::variant_knobs(), &decode_knobs(), &gqa::data_knobs(), &outputs_knobs(), &check_knobs(),
+    return {&model_knobs(), &gqa::shape_knobs(), &q_len_knobs(), &gqa::context_knobs(), &gqa::placement_knobs(), &gqa::variant_knobs(), &decode_knobs(), &gqa::data_knobs(), &outputs_knobs(), &check_knobs(),
             &storage_knobs()};
   }
   bool splits_by_sip() const override { return true; }

@@ -73,7 +73,7 @@ class GqaDecodeBatch : public Workload {
     return "batched GQA decode: requests of ragged lengths from a paged KV cache, pages dealt evenly over every PE";
   }
   std::vector<const KnobSet*> knobs() const override {
-    return {&model_knobs(), &gqa::shape_knobs(), &gqa::placement_knobs(), &gqa::batch_knobs(), &reduce_knobs(),
+    return {&model_knobs(), &gqa::shape_knobs(), &q_len_knobs(), &gqa::placement_knobs(), &gqa::batch_knobs(), &reduce_knobs(),
             &gqa::data_knobs(), &outputs_knobs(), &check_knobs(), &storage_knobs()};
   }
 

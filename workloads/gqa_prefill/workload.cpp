@@ -78,7 +78,7 @@ class GqaPrefill : public Workload {
     return "GQA prefill: KV chunks on a ring of each KV head's group, query positions over its PEs, G heads per tile";
   }
   std::vector<const KnobSet*> knobs() const override {
-    return {&model_knobs(), &gqa::shape_knobs(), &gqa::context_knobs(), &gqa::placement_knobs(), &gqa::variant_knobs(), &prefill_knobs(), &gqa::data_knobs(), &outputs_knobs(), &check_knobs(), &storage_knobs()};
+    return {&model_knobs(), &gqa::shape_knobs(), &q_len_knobs(), &gqa::context_knobs(), &gqa::placement_knobs(), &gqa::variant_knobs(), &prefill_knobs(), &gqa::data_knobs(), &outputs_knobs(), &check_knobs(), &storage_knobs()};
   }
   bool splits_by_sip() const override { return true; }
 

@@ -29,60 +29,70 @@ double silu(double x) { return x / (1 + std::exp(-x)); }
 class Layer {
  public:
   Layer(const StepConfig& c, const StepValues& v, bool storage)
-      : m_(c.model), v_(v), w_(v.layer.weights), storage_(storage),
+      : c_(c), m_(c.model), v_(v), w_(v.layer.weights), storage_(storage),
         inv_freq_(nn::rope_inv_freq(c.model.head_dim, c.model.rope_theta, c.model.rope_scaling)) {}
 
-  // Request r's token through the layer: y, and its new K and V rows (every KV head's).
-  void token(std::uint32_t r, Vec& y, Vec& k_new, Vec& v_new) const {
+  // Request r's new tokens (rows `first` on of x) through the layer, each attending to the
+  // cache and the new tokens up to itself: y, and the new K and V rows (every KV head's).
+  void request(std::uint32_t r, std::size_t first, std::vector<Vec>& y, std::vector<Vec>& k_new,
+               std::vector<Vec>& v_new) const {
     const std::uint32_t d = m_.head_dim, g = m_.heads_q / m_.heads_kv;
-    const Vec x(v_.x.data.begin() + r * m_.hidden, v_.x.data.begin() + (r + 1) * m_.hidden);
-    const Vec n = norm(x, "input_layernorm");
-    Vec q = project("q_proj", n), k = project("k_proj", n);
-    v_new = round(project("v_proj", n));
-    const double pos = static_cast<double>(v_.positions[r]);
-    for (std::uint32_t h = 0; h < m_.heads_q; ++h) rotate(q, h * d, pos);
-    for (std::uint32_t h = 0; h < m_.heads_kv; ++h) rotate(k, h * d, pos);
-    q = round(q);
-    k_new = round(k);
-    // Attention of each query head over its KV head's cache and the new row.
     const HostTensor& kc = v_.layer.k_cache[r];
     const HostTensor& vc = v_.layer.v_cache[r];
-    const auto held = static_cast<std::size_t>(kc.shape[1]);
-    Vec o(std::size_t{m_.heads_q} * d, 0.0);
-    for (std::uint32_t h = 0; h < m_.heads_q; ++h) {
-      const std::uint32_t kh = h / g;
-      auto key = [&](std::size_t t, std::uint32_t j) {
-        return t < held ? double(kc.data[(kh * held + t) * d + j]) : k_new[kh * d + j];
-      };
-      auto value = [&](std::size_t t, std::uint32_t j) {
-        return t < held ? double(vc.data[(kh * held + t) * d + j]) : v_new[kh * d + j];
-      };
-      Vec s(held + 1);
-      double top = -INFINITY;
-      for (std::size_t t = 0; t <= held; ++t) {
-        double dot = 0;
-        for (std::uint32_t j = 0; j < d; ++j) dot += q[h * d + j] * key(t, j);
-        s[t] = dot / std::sqrt(double(d));
-        top = std::max(top, s[t]);
-      }
-      double l = 0;
-      for (double& e : s) l += (e = std::exp(e - top));
-      for (std::uint32_t j = 0; j < d; ++j) {
-        double acc = 0;
-        for (std::size_t t = 0; t <= held; ++t) acc += s[t] * value(t, j);
-        o[h * d + j] = acc / l;
-      }
+    const auto held = static_cast<std::size_t>(kc.shape[1]), news = static_cast<std::size_t>(c_.news(r));
+    std::vector<Vec> xs, ns, qs;
+    for (std::size_t j = 0; j < news; ++j) {
+      const Vec x(v_.x.data.begin() + (first + j) * m_.hidden, v_.x.data.begin() + (first + j + 1) * m_.hidden);
+      const Vec n = norm(x, "input_layernorm");
+      Vec q = project("q_proj", n), k = project("k_proj", n);
+      v_new.push_back(round(project("v_proj", n)));
+      const double pos = static_cast<double>(v_.positions[first + j]);
+      for (std::uint32_t h = 0; h < m_.heads_q; ++h) rotate(q, h * d, pos);
+      for (std::uint32_t h = 0; h < m_.heads_kv; ++h) rotate(k, h * d, pos);
+      qs.push_back(round(q));
+      k_new.push_back(round(k));
+      xs.push_back(x);
+      ns.push_back(n);
     }
-    const Vec attn = times(w_.at("o_proj"), round(o));
-    y = x;
-    if (m_.block == BlockKind::Parallel) {
-      const Vec mlp = feed_forward(n);
-      for (std::size_t i = 0; i < y.size(); ++i) y[i] += attn[i] + mlp[i];
-      return;
+    for (std::size_t j = 0; j < xs.size(); ++j) {
+      // Each query head over its KV head's cache and the new rows up to this token's.
+      Vec o(std::size_t{m_.heads_q} * d, 0.0);
+      for (std::uint32_t h = 0; h < m_.heads_q; ++h) {
+        const std::uint32_t kh = h / g;
+        auto key = [&](std::size_t t, std::uint32_t i) {
+          return t < held ? double(kc.data[(kh * held + t) * d + i]) : k_new[t - held][kh * d + i];
+        };
+        auto value = [&](std::size_t t, std::uint32_t i) {
+          return t < held ? double(vc.data[(kh * held + t) * d + i]) : v_new[t - held][kh * d + i];
+        };
+        Vec s(held + j + 1);
+        double top = -INFINITY;
+        for (std::size_t t = 0; t < s.size(); ++t) {
+          double dot = 0;
+          for (std::uint32_t i = 0; i < d; ++i) dot += qs[j][h * d + i] * key(t, i);
+          s[t] = dot / std::sqrt(double(d));
+          top = std::max(top, s[t]);
+        }
+        double l = 0;
+        for (double& e : s) l += (e = std::exp(e - top));
+        for (std::uint32_t i = 0; i < d; ++i) {
+          double acc = 0;
+          for (std::size_t t = 0; t < s.size(); ++t) acc += s[t] * value(t, i);
+          o[h * d + i] = acc / l;
+        }
+      }
+      const Vec attn = times(w_.at("o_proj"), round(o));
+      Vec out = xs[j];
+      if (m_.block == BlockKind::Parallel) {
+        const Vec mlp = feed_forward(ns[j]);
+        for (std::size_t i = 0; i < out.size(); ++i) out[i] += attn[i] + mlp[i];
+      } else {
+        for (std::size_t i = 0; i < out.size(); ++i) out[i] += attn[i];
+        const Vec mlp = feed_forward(norm(out, "post_attention_layernorm"));
+        for (std::size_t i = 0; i < out.size(); ++i) out[i] += mlp[i];
+      }
+      y.push_back(std::move(out));
     }
-    for (std::size_t i = 0; i < y.size(); ++i) y[i] += attn[i];
-    const Vec mlp = feed_forward(norm(y, "post_attention_layernorm"));
-    for (std::size_t i = 0; i < y.size(); ++i) y[i] += mlp[i];
   }
 
  private:
@@ -139,6 +149,7 @@ class Layer {
     return times(w_.at("down_proj"), round(act));
   }
 
+  const StepConfig& c_;
   const ModelPreset& m_;
   const StepValues& v_;
   const std::map<std::string, HostTensor>& w_;
@@ -158,14 +169,19 @@ LayerOutputs reference_layer(const StepConfig& c, const StepValues& v, bool stor
   const Layer layer(c, v, storage);
   const ModelPreset& m = c.model;
   LayerOutputs out;
-  out.y.shape = {c.batch(), m.hidden};
-  out.k_new.shape = out.v_new.shape = {c.batch(), m.heads_kv, m.head_dim};
+  const auto tokens = static_cast<std::int64_t>(c.tokens());
+  out.y.shape = {tokens, m.hidden};
+  out.k_new.shape = out.v_new.shape = {tokens, m.heads_kv, m.head_dim};
+  std::size_t first = 0;
   for (std::uint32_t r = 0; r < c.batch(); ++r) {
-    Vec y, k, val;
-    layer.token(r, y, k, val);
-    out.y.data.insert(out.y.data.end(), y.begin(), y.end());
-    out.k_new.data.insert(out.k_new.data.end(), k.begin(), k.end());
-    out.v_new.data.insert(out.v_new.data.end(), val.begin(), val.end());
+    std::vector<Vec> y, k, val;
+    layer.request(r, first, y, k, val);
+    for (std::size_t j = 0; j < y.size(); ++j) {
+      out.y.data.insert(out.y.data.end(), y[j].begin(), y[j].end());
+      out.k_new.data.insert(out.k_new.data.end(), k[j].begin(), k[j].end());
+      out.v_new.data.insert(out.v_new.data.end(), val[j].begin(), val[j].end());
+    }
+    first += y.size();
   }
   return out;
 }
@@ -199,6 +215,8 @@ void write_layer_files(const std::string& dir, const StepConfig& c, const StepVa
   write_npy(dir + "/y.npy", out.y);
   write_npy(dir + "/k_new.npy", out.k_new);
   write_npy(dir + "/v_new.npy", out.v_new);
+  std::vector<std::uint64_t> news;  // per request: its rows of x, one after another
+  for (std::uint32_t r = 0; r < c.batch(); ++r) news.push_back(c.news(r));
   nlohmann::json config = {{"model", m.name},
                            {"hidden_size", m.hidden},
                            {"intermediate_size", m.intermediate},
@@ -209,7 +227,8 @@ void write_layer_files(const std::string& dir, const StepConfig& c, const StepVa
                            {"rms_norm_eps", m.norm_eps},
                            {"norm", norm_name(m.norm)},
                            {"mlp", mlp_name(m.mlp)},
-                           {"block", block_name(m.block)}};
+                           {"block", block_name(m.block)},
+                           {"new_tokens", news}};
   if (m.rope_scaling.on())
     config["rope_scaling"] = {{"rope_type", "llama3"},
                               {"factor", m.rope_scaling.factor},

@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "kernels/nn/rope.h"
+#include "workloads/models/weight_slices.h"
 
 namespace kb::workloads {
 
@@ -13,43 +14,6 @@ namespace {
 
 std::uint32_t ceil_div(std::uint64_t a, std::uint64_t b) { return static_cast<std::uint32_t>((a + b - 1) / b); }
 std::int64_t i64(std::uint64_t v) { return static_cast<std::int64_t>(v); }
-
-// W^T's columns `rows` of W [out, in] (a row index past `out`: a zero column): [in, rows].
-HostTensor columns_of(const HostTensor& w, const std::vector<std::int64_t>& rows) {
-  const auto out = w.shape[0], in = w.shape[1];
-  HostTensor t;
-  t.shape = {in, i64(rows.size())};
-  t.data.assign(static_cast<std::size_t>(in) * rows.size(), 0.0f);
-  for (std::int64_t k = 0; k < in; ++k)
-    for (std::size_t j = 0; j < rows.size(); ++j)
-      if (rows[j] < out) t.data[k * rows.size() + j] = w.data[rows[j] * in + k];
-  return t;
-}
-// W's columns `cols` as rows: [cols, out] (a column past `in`: a zero row).
-HostTensor rows_of_columns(const HostTensor& w, const std::vector<std::int64_t>& cols) {
-  const auto out = w.shape[0], in = w.shape[1];
-  HostTensor t;
-  t.shape = {i64(cols.size()), out};
-  t.data.assign(cols.size() * static_cast<std::size_t>(out), 0.0f);
-  for (std::size_t j = 0; j < cols.size(); ++j)
-    if (cols[j] < in)
-      for (std::int64_t o = 0; o < out; ++o) t.data[j * out + o] = w.data[o * in + cols[j]];
-  return t;
-}
-HostTensor stacked(const std::vector<HostTensor>& parts) {
-  HostTensor t;
-  t.shape = {0, parts.at(0).shape[1]};
-  for (const HostTensor& p : parts) {
-    t.shape[0] += p.shape[0];
-    t.data.insert(t.data.end(), p.data.begin(), p.data.end());
-  }
-  return t;
-}
-std::vector<std::int64_t> run_of(std::int64_t first, std::int64_t count) {
-  std::vector<std::int64_t> v(static_cast<std::size_t>(count));
-  std::iota(v.begin(), v.end(), first);
-  return v;
-}
 
 // A group's feature f of [Q | K | V] as (matrix, row) of the model's projections.
 std::pair<const char*, std::int64_t> qkv_feature(const ModelPreset& m, std::uint32_t kv_head, std::int64_t f) {
@@ -61,6 +25,17 @@ std::pair<const char*, std::int64_t> qkv_feature(const ModelPreset& m, std::uint
 }
 
 }  // namespace
+
+layer::Block block_of(const ModelPreset& m) {
+  layer::Block b;
+  b.layer_norm = m.norm == NormKind::Layer;
+  b.parallel = m.block == BlockKind::Parallel;
+  b.qkv_bias = m.qkv_bias;
+  b.act = m.mlp == MlpKind::SwiGlu ? nn::Activation::Silu : nn::Activation::Gelu;
+  b.gated = m.mlp != MlpKind::Gelu;
+  b.eps = static_cast<float>(m.norm_eps);
+  return b;
+}
 
 layer::LayerForm form_of(const StepConfig& c, const Geometry& geo, const Topology& topo) {
   const ModelPreset& m = c.model;
@@ -78,12 +53,7 @@ layer::LayerForm form_of(const StepConfig& c, const Geometry& geo, const Topolog
     f.qkv_cols = ceil_div(features, geo.ranks / f.qkv_splits);
   }
   f.o_cols = ceil_div(std::uint64_t{f.g} * m.head_dim, geo.ranks);
-  f.layer_norm = m.norm == NormKind::Layer;
-  f.parallel = m.block == BlockKind::Parallel;
-  f.qkv_bias = m.qkv_bias;
-  f.act = m.mlp == MlpKind::SwiGlu ? nn::Activation::Silu : nn::Activation::Gelu;
-  f.gated = m.mlp != MlpKind::Gelu;
-  f.eps = static_cast<float>(m.norm_eps);
+  static_cast<layer::Block&>(f) = block_of(m);
   return f;
 }
 
@@ -279,7 +249,8 @@ layer::Ends place_ends(RuntimeContext& rt, const StepConfig& c, const Geometry& 
     const SipId sip = c.devices[di];
     const std::uint32_t i = sip.value;
     e.first_pe[i] = di * geo.sip_pes;
-    e.embed[i] = rt.empty("w.embed", {pes * i64(e.vocab_rows), h}, DType::bf16, dealt, sip);
+    if (!c.prefill)  // a prefill embeds its prompts through its own table (prefill_placement)
+      e.embed[i] = rt.empty("w.embed", {pes * i64(e.vocab_rows), h}, DType::bf16, dealt, sip);
     e.sums[i] = rt.empty("embed_sums", {pes * b * h / 64, 64}, DType::fp32, dealt, sip);
     e.final_norm[i] = rt.empty("w.final_norm", {f.layer_norm ? 2 : 1, h}, DType::fp32, every, sip);
     e.head_t[i] = rt.empty("w.lm_head_t", {pes * h, i64(e.vocab_rows)}, DType::bf16, dealt, sip);

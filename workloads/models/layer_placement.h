@@ -40,6 +40,8 @@ struct Geometry {
   }
 };
 
+// The model's block (its norm, MLP, bias and form), as the layer kernels take it.
+layer::Block block_of(const ModelPreset& m);
 // The layer's form and per-rank column counts for the step.
 layer::LayerForm form_of(const StepConfig& c, const Geometry& geo, const Topology& topo);
 // Intermediate features per PE of a run of `pes` PEs.

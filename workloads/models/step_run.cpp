@@ -10,6 +10,7 @@
 #include "base/units.h"
 #include "kernels/nn/rope.h"
 #include "workloads/models/layer_placement.h"
+#include "workloads/models/prefill_placement.h"
 #include "workloads/workload.h"
 
 namespace kb::workloads {
@@ -57,7 +58,7 @@ class Breakdown {
   inline static const std::vector<std::string> kOps = {
       "embed",     "embed_all_reduce", "attn_norm",  "qkv_proj",        "qkv_gather", "rope",
       "kv_append", "attention",        "o_scatter",  "o_proj",          "attn_all_reduce", "mlp_norm",
-      "up_gate_proj", "activation",    "down_proj",  "mlp_all_reduce",  "final_norm", "lm_head",
+      "up_gate_proj", "activation",    "down_proj",  "mlp_all_reduce",  "last_tokens", "final_norm", "lm_head",
       "pick_gather", "pick"};
   std::string last_;
   std::map<std::string, std::uint64_t> sums_;
@@ -66,7 +67,51 @@ class Breakdown {
   std::uint64_t first_ = ~std::uint64_t{0};
 };
 
+// Runs the launched step and measures it: cycles, the steady-state layer, the time by op
+// and the bytes by tensor.
+void measure(RuntimeContext& rt, bool parallel, StepResult& res) {
+  rt.couple_devices();
+  Breakdown breakdown(parallel);
+  {
+    const OpLog::Listening listening = rt.op_log().listen([&](const OpRecord& r) {
+      breakdown.add(r);
+      if (r.bytes == 0 || (r.engine.str() != "dma" && r.kind.str() != "composite")) return;
+      const std::string& t = r.tensor;
+      if (t.rfind("w.L", 0) == 0) res.weight_bytes += r.bytes;
+      else if (t.rfind("w.", 0) == 0) res.end_weight_bytes += r.bytes;
+      else if (t.rfind("k.h", 0) == 0 || t.rfind("v.h", 0) == 0) res.kv_bytes += r.bytes;
+      else if (t == "embed_sums" || t == "picks" || t == "rank_index" || t == "next_tokens") res.end_activation_bytes += r.bytes;
+      else res.activation_bytes += r.bytes;
+    });
+    rt.run();
+  }
+  res.cycles = rt.last_run_cycles();
+  res.layer_cycles = breakdown.layer_cycles();
+  res.by_op = breakdown.by_op();
+}
+
+// A prefill step (docs/models.md, Prefill): placed by prefill_placement, each layer the
+// prefill layer on every PE.
+StepResult run_prefill(RuntimeContext& rt, const StepConfig& c, const Geometry& geo, const StepValues* values,
+                       StepResult res) {
+  const PrefillStep step = place_prefill(rt, c, geo, values);
+  for (const SipId sip : c.devices)
+    rt.launch(sip, c.ends ? "model_step" : "decoder_layer", [&, sip](tl::Ctx& tl) {
+      if (c.ends) return layer::prefill_step(tl, step.plan, step.ends, step.layers);
+      for (const auto& layer : step.layers) layer::prefill_layer(tl, step.plan, layer.at(sip.value));
+    });
+  measure(rt, step.plan.form.parallel, res);
+  if (rt.data_mode()) res.out = read_prefill(rt, c, geo, step);
+  return res;
+}
+
 }  // namespace
+
+std::uint64_t StepConfig::tokens() const {
+  std::uint64_t n = 0;
+  for (std::uint32_t r = 0; r < batch(); ++r) n += news(r);
+  return n;
+}
 
 TpPlan check_step(const StepConfig& c, const Topology& topo) {
   const ModelPreset& m = c.model;
@@ -86,6 +131,10 @@ TpPlan check_step(const StepConfig& c, const Topology& topo) {
   // the partial sum, and its features up, gate and activated, fp32 and bf16) beside the
   // two weight streams' staging (an eighth of the TCM each). The attention plans its
   // tiles within what the layer leaves it (gqa::validate below).
+  if (c.prefill) {
+    check_prefill(c, topo, tp);
+    return tp;
+  }
   const std::uint64_t h = m.hidden, ic = mlp_cols(c, sips * topo.pes_per_sip());
   const std::uint64_t tcm = topo.pe.tcm_bytes, norm = 20 * h, mlp = 10 * h + 14 * ic;
   const std::uint64_t most = std::min(tcm / norm, (tcm - tcm / 4) / mlp);
@@ -105,8 +154,9 @@ StepValues StepValues::random(const StepConfig& c, std::uint32_t seed) {
   const ModelPreset& m = c.model;
   const std::int64_t h = m.hidden, d = m.head_dim, q = i64(m.heads_q) * d, kv = i64(m.heads_kv) * d, in = m.intermediate;
   StepValues v;
-  v.x = gqa::random_normal({c.batch(), h}, seed);
-  for (const std::uint64_t len : c.lens) v.positions.push_back(i64(len) - 1);
+  v.x = gqa::random_normal({i64(c.tokens()), h}, seed);
+  for (std::uint32_t r = 0; r < c.batch(); ++r)
+    for (std::uint64_t p = c.lens[r] - c.news(r); p < c.lens[r]; ++p) v.positions.push_back(i64(p));
   std::uint32_t next = seed + 1;
   auto weight = [&](Shape shape) {  // bf16 values of scale 1 / sqrt(in): activations stay O(1)
     HostTensor t = gqa::random_normal(shape, next++);
@@ -139,9 +189,9 @@ StepValues StepValues::random(const StepConfig& c, std::uint32_t seed) {
   if (m.mlp != MlpKind::Gelu) w["gate_proj"] = weight({in, h});
   w["up_proj"] = weight({in, h});
   w["down_proj"] = weight({h, in});
-  for (const std::uint64_t len : c.lens) {
+  for (std::uint32_t r = 0; r < c.batch(); ++r) {
     for (auto* cache : {&v.layer.k_cache, &v.layer.v_cache}) {
-      HostTensor t = gqa::random_normal({m.heads_kv, i64(len) - 1, d}, next++);
+      HostTensor t = gqa::random_normal({m.heads_kv, i64(c.lens[r] - c.news(r)), d}, next++);
       for (float& e : t.data) e = round_bf16(e);
       cache->push_back(std::move(t));
     }
@@ -160,6 +210,7 @@ StepResult run_step(RuntimeContext& rt, const StepConfig& c, const StepValues* v
   StepConfig cfg = c;
   cfg.devices = res.devices;
   const Geometry geo(topo, m.heads_kv, res.devices.size());
+  if (c.prefill) return run_prefill(rt, cfg, geo, values, std::move(res));
   layer::StepPlan s;
   s.form = form_of(cfg, geo, topo);
   const layer::LayerForm& f = s.form;
@@ -222,24 +273,7 @@ StepResult run_step(RuntimeContext& rt, const StepConfig& c, const StepValues* v
       for (const auto& layer : layers) layer::decoder_layer(tl, s, layer.at(sip.value), x);
       if (tl.coord() == first) tl.store(y_out[sip.value], tl.shard_rows(y_out[sip.value]), x);
     });
-  rt.couple_devices();
-  Breakdown breakdown(f.parallel);
-  {
-    const OpLog::Listening listening = rt.op_log().listen([&](const OpRecord& r) {
-      breakdown.add(r);
-      if (r.bytes == 0 || (r.engine.str() != "dma" && r.kind.str() != "composite")) return;
-      const std::string& t = r.tensor;
-      if (t.rfind("w.L", 0) == 0) res.weight_bytes += r.bytes;
-      else if (t.rfind("w.", 0) == 0) res.end_weight_bytes += r.bytes;
-      else if (t.rfind("k.h", 0) == 0 || t.rfind("v.h", 0) == 0) res.kv_bytes += r.bytes;
-      else if (t == "embed_sums" || t == "picks" || t == "rank_index" || t == "next_tokens") res.end_activation_bytes += r.bytes;
-      else res.activation_bytes += r.bytes;
-    });
-    rt.run();
-  }
-  res.cycles = rt.last_run_cycles();
-  res.layer_cycles = breakdown.layer_cycles();
-  res.by_op = breakdown.by_op();
+  measure(rt, f.parallel, res);
   if (rt.data_mode()) {
     LayerOutputs out;
     out.y = rt.read(y_out[first.sip.value]);
