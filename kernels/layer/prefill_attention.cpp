@@ -15,7 +15,7 @@ namespace {
 void project_qkv(tl::Ctx& tl, const PrefillPlan& s, const PrefillWeights& w, const Here& h,
                  const CubeAttention& cube) {
   const PrefillForm& f = s.form;
-  const std::uint32_t sip = tl.sip().value, d = f.head_dim, hd = cube.heads * d;
+  const std::uint32_t sip = tl.sip().value, d = f.head_dim;
   const DeviceTensor &a = s.a.at(sip), &q = s.q.at(sip);
   const std::vector<TokenRun>& runs = s.lanes.at(h.lane);
   const RowRange rope_mine = tl.shard_rows(s.rope_cos.at(sip));
@@ -33,15 +33,16 @@ void project_qkv(tl::Ctx& tl, const PrefillPlan& s, const PrefillWeights& w, con
     return tl.load(t.at(sip), {rope_mine.begin + rows.begin, rows.count});
   };
   if (cube.heads > 0) {
-    const tl::Tensor out = tl.empty({most, hd}, DType::fp32, "q");
+    // Q of the cube's heads, padded to the most any cube has (the shards' columns).
+    const tl::Tensor out = tl.empty({most, f.heads * d}, DType::fp32, "q");
     std::size_t next = 0;
     for (const RowRange b : blocks(runs, f.block_rows)) {
       const auto inner = tl.scratch_scope();
       const tl::Tensor qb = tl.rows(out, 0, u32(b.count));
       column_parallel(tl, h, f, a, b, w.wq, qb, in);
-      if (f.qkv_bias) tl.add(qb, tl.cols(q_bias, 0, hd), &qb);
+      if (f.qkv_bias) tl.add(qb, q_bias, &qb);
       const tl::Tensor cos = rope_rows(s.rope_cos, b), sin = rope_rows(s.rope_sin, b);
-      const tl::Tensor rotated = tl.cast(nn::rope(tl, qb, cos, sin, cube.heads, d), q.dtype());
+      const tl::Tensor rotated = tl.cast(nn::rope(tl, qb, cos, sin, f.heads, d), q.dtype());
       // Each run's rows, head by head.
       for (; next < runs.size() && runs[next].row < b.end(); ++next) {
         const TokenRun& r = runs[next];
@@ -49,7 +50,7 @@ void project_qkv(tl::Ctx& tl, const PrefillPlan& s, const PrefillWeights& w, con
           const tl::Tensor head =
               tl.rows(tl.cols(rotated, j * d, d), u32(r.row - b.begin), u32(r.count));
           const tl::Tensor rows =
-              cube.heads == 1 ? head : tl.copy(head, tl.empty(head.shape(), q.dtype()));
+              f.heads == 1 ? head : tl.copy(head, tl.empty(head.shape(), q.dtype()));
           tl.store(q, {q_mine.begin + std::uint64_t{cube.heads} * r.row + j * r.count, r.count},
                    rows);
         }
@@ -72,7 +73,8 @@ void project_qkv(tl::Ctx& tl, const PrefillPlan& s, const PrefillWeights& w, con
     column_parallel(tl, h, f, a, rows, w.wkv, kv, in);
     if (f.qkv_bias) tl.add(kv, kv_bias, &kv);
     const tl::Tensor cos = rope_rows(s.rope_cos, rows), sin = rope_rows(s.rope_sin, rows);
-    tl.copy(nn::rope(tl, tl.cols(kv, 0, d), cos, sin, 1, d), tl.cols(kv, 0, d));
+    const tl::Tensor k_cols = tl.cols(kv, 0, d);  // one op a statement: arguments have no order
+    tl.copy(nn::rope(tl, k_cols, cos, sin, 1, d), k_cols);
     const tl::Tensor k = tl.rows(k_new, 0, u32(r.count)), v = tl.rows(v_new, 0, u32(r.count));
     tl.copy(tl.cols(kv, 0, d), k);
     tl.copy(tl.cols(kv, d, d), v);

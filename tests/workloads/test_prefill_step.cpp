@@ -133,6 +133,15 @@ TEST(PrefillLayer, CubesTheGroupsLeaveOverTakeTheirShareOfTheMlp) {
   EXPECT_TRUE(n.pass) << n.error << " against " << n.tolerance;
 }
 
+// Query heads that do not split evenly over a group's cubes (10 over 8: some cubes attend
+// one, some two, Falcon-7B's 71 over 16 alike).
+TEST(PrefillLayer, UnevenHeadsPerCubeAreTheHostsFp64) {
+  StepConfig c = tiny_prompts({37});
+  c.model.heads_q = 20;
+  const Numerics n = checked(c, 8);
+  EXPECT_TRUE(n.pass) << n.error << " against " << n.tolerance;
+}
+
 TEST(PrefillLayer, WrongKnobsAreRefusedSayingWhy) {
   const test::Result decode =
       test::run("run --kernel decoder_layer --model tiny --q-len 4 --devices 0");
