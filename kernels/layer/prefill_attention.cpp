@@ -11,7 +11,8 @@ namespace kb::layer::prefill {
 namespace {
 
 // Q, K and V of the lane's rows: Q rotated into q (a run's rows head-major); K and V of the
-// cube's part of the runs, K rotated, into the group's gathered buffer at `kv_rows`.
+// cube's part of the runs, K rotated, into the cache and the group's gathered buffer (at
+// each run's kv_row).
 void project_qkv(tl::Ctx& tl, const PrefillPlan& s, const PrefillWeights& w, const Here& h,
                  const CubeAttention& cube) {
   const PrefillForm& f = s.form;

@@ -16,9 +16,9 @@ inline std::uint32_t u32(std::uint64_t v) {
   return static_cast<std::uint32_t>(v);
 }
 
-// This PE's place: its shard of the SIP's PE-sharded tensors, its lane and its cube.
+// This PE's place: its lane, its cube and its lane's rows.
 struct Here {
-  std::uint32_t shards = 1, shard = 0, lane = 0, cube = 0, pes = 1;
+  std::uint32_t shards = 1, lane = 0, cube = 0, pes = 1;
   std::uint64_t rows = 0;  // its lane's tokens
   static Here of(const tl::Ctx& tl, const PrefillPlan& s) {
     Here h;
@@ -26,11 +26,10 @@ struct Here {
     h.shards = tl.topology().cubes_per_sip() * h.pes;
     h.lane = tl.pe().value;
     h.cube = tl.cube().value;
-    h.shard = h.cube * h.pes + h.lane;
     for (const TokenRun& r : s.lanes.at(h.lane)) h.rows = std::max(h.rows, r.row + r.count);
     return h;
   }
-  // A PE's shard of t (PE `pe` of this cube; this PE's by default).
+  // The shard of t that PE `pe` of this cube holds (tensors sharded a PE each).
   RowRange shard_of(const DeviceTensor& t, std::uint32_t pe) const {
     const std::uint64_t per = t.rows() / shards;
     return {(std::uint64_t{cube} * pes + pe) * per, per};

@@ -82,6 +82,7 @@ void residual_norm(tl::Ctx& tl, const PrefillPlan& s, const Here& h, const Devic
     }
   }
 }
+
 // The MLP of the lane's rows, block by block, in two sweeps: the cube's features of up
 // (and gate), a pass of them at a time, activated into hidden (HBM); then chunk s of its
 // share of the output from hidden and sibling s's shard of W_down^T, into sums (added to

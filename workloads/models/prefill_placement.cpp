@@ -22,18 +22,22 @@ std::int64_t i64(std::uint64_t v) {
   return static_cast<std::int64_t>(v);
 }
 
+// A run's positions and a block's rows at most (the kernel's choices, not the machine's).
+constexpr std::uint64_t kMaxRunRows = 64, kMaxBlockRows = 256;
+
 // The rows of a GEMM block within five eighths of the TCM (the weight streams' staging
 // takes at most a quarter) in either sweep of the MLP: two chunks of the activations (bf16)
 // with a pass's up and gate (fp32), the activation's four fp32 temporaries and its result
 // (bf16); then every pass's features (bf16) with a chunk of the partial sum (fp32). At
-// most 256 rows, whole 16s.
+// most kMaxBlockRows, whole groups of the GEMM array's rows.
 std::uint64_t block_rows_of(const StepConfig& c, const Topology& topo, std::uint64_t chunk,
                             std::uint64_t features, std::uint32_t passes) {
   const std::uint64_t pass = features / passes, gated = c.model.mlp != MlpKind::Gelu ? 2 : 1;
   const std::uint64_t first = 4 * chunk + 4 * gated * pass + 16 * pass + 2 * pass,
                       second = 2 * features + 4 * chunk;
   const std::uint64_t fit = topo.pe.tcm_bytes * 5 / 8 / std::max(first, second);
-  return std::clamp<std::uint64_t>(fit / 16 * 16, 16, 256);
+  const std::uint64_t r = topo.pe.gemm.rows;
+  return std::clamp<std::uint64_t>(fit / r * r, r, kMaxBlockRows);
 }
 
 // The form of the prefill layer and the runs of the prompts over the lanes.
@@ -41,9 +45,8 @@ struct Dealt {
   layer::PrefillForm form;
   std::vector<std::vector<layer::TokenRun>> lanes;
   std::vector<layer::PromptKeys> prompts;
-  std::vector<std::uint64_t> first_token;  // per request: its first new token's index in the step
-  std::uint64_t part_rows = 0;             // K and V rows a group rank projects, the most of any
-  std::uint64_t cache_rows = 0;            // a group's cache: every request's context
+  std::uint64_t part_rows = 0;   // K and V rows a group rank projects, the most of any
+  std::uint64_t cache_rows = 0;  // a group's cache: every request's context
 };
 
 Dealt deal(const StepConfig& c, const Topology& topo, const Geometry& geo) {
@@ -51,6 +54,7 @@ Dealt deal(const StepConfig& c, const Topology& topo, const Geometry& geo) {
   Dealt out;
   layer::PrefillForm& f = out.form;
   const std::uint32_t pes = topo.cube.pes, group = geo.heads.cubes;
+  const std::uint64_t gemm_rows = topo.pe.gemm.rows;
   const auto cubes = static_cast<std::uint32_t>(c.devices.size()) * topo.cubes_per_sip();
   f.hidden = m.hidden;
   f.head_dim = m.head_dim;
@@ -69,23 +73,20 @@ Dealt deal(const StepConfig& c, const Topology& topo, const Geometry& geo) {
     f.block_rows = static_cast<std::uint32_t>(rows);
   }
   static_cast<layer::Block&>(f) = block_of(m);
-  // Runs of at most 64 positions (multiples of the GEMM's 16 rows), two a lane where the
-  // prompts allow, none longer than a block.
+  // Runs of at most kMaxRunRows positions (whole groups of the GEMM array's rows), two a
+  // lane where the prompts allow, none longer than a block.
   const std::uint64_t per_lane = ceil_div(c.tokens(), 2ull * pes);
-  f.run_rows =
-      static_cast<std::uint32_t>(std::clamp<std::uint64_t>(ceil_div(per_lane, 16) * 16, 16, 64));
+  f.run_rows = static_cast<std::uint32_t>(
+      std::clamp<std::uint64_t>(ceil_div(per_lane, gemm_rows) * gemm_rows, gemm_rows, kMaxRunRows));
   f.run_rows = std::min(f.run_rows, f.block_rows);
   // Every request's runs, dealt to the lanes in rounds, forward and backward by turns, so
   // every lane has runs from all over the prompts (their causal work alike).
   std::vector<layer::TokenRun> all;
-  std::uint64_t first = 0;
   for (std::uint32_t r = 0; r < c.batch(); ++r) {
     const std::uint64_t cached = c.lens[r] - c.news(r);
     out.prompts.push_back({out.cache_rows, cached, {}});
-    out.first_token.push_back(first);
     for (std::uint64_t p = cached; p < c.lens[r]; p += f.run_rows)
       all.push_back({r, p, std::min<std::uint64_t>(f.run_rows, c.lens[r] - p), 0, 0});
-    first += c.news(r);
     out.cache_rows += c.lens[r];
   }
   out.lanes.resize(pes);
@@ -122,8 +123,23 @@ Dealt deal(const StepConfig& c, const Topology& topo, const Geometry& geo) {
   f.lane_rows = std::max<std::uint32_t>(f.lane_rows, 1);
   f.block_rows =
       std::max(f.run_rows,
-               std::min(f.block_rows, static_cast<std::uint32_t>(ceil_div(f.lane_rows, 16) * 16)));
+               std::min(f.block_rows,
+                        static_cast<std::uint32_t>(ceil_div(f.lane_rows, gemm_rows) * gemm_rows)));
   return out;
+}
+
+// Per lane: the step's token (its row of x, request by request) of each of the lane's rows.
+std::vector<std::vector<std::uint64_t>> lane_tokens(const StepConfig& c,
+                                                    const layer::PrefillPlan& s) {
+  std::vector<std::uint64_t> first;  // per request: its first new token's index in the step
+  for (std::uint32_t r = 0; r < c.batch(); ++r)
+    first.push_back(r == 0 ? 0 : first.back() + c.news(r - 1));
+  std::vector<std::vector<std::uint64_t>> tokens(s.lanes.size());
+  for (std::size_t p = 0; p < s.lanes.size(); ++p)
+    for (const layer::TokenRun& r : s.lanes[p])
+      for (std::uint64_t i = 0; i < r.count; ++i)
+        tokens[p].push_back(first[r.request] + r.pos0 + i - s.prompts[r.request].cached);
+  return tokens;
 }
 
 // The group slots of SIP di (its index among the run's) that hold a KV head: the last
@@ -184,19 +200,13 @@ layer::PrefillEnds place_ends(RuntimeContext& rt, const StepConfig& c, const Geo
       e.cube_sum.back().tag = 5000;
     }
   }
-  std::vector<std::uint64_t> first_token;
-  for (std::uint32_t r = 0, t = 0; r < c.batch(); t += static_cast<std::uint32_t>(c.news(r)), ++r)
-    first_token.push_back(t);
-  e.tokens.resize(pes);
+  e.tokens = lane_tokens(c, s);
+  for (std::vector<std::uint64_t>& lane : e.tokens)
+    for (std::uint64_t& t : lane) t = (t * 7919 + 17) % m.vocab;
   e.last.resize(c.batch());
   for (std::uint32_t p = 0; p < pes; ++p)
-    for (const layer::TokenRun& r : s.lanes[p]) {
-      for (std::uint64_t i = 0; i < r.count; ++i) {
-        const std::uint64_t t = first_token[r.request] + r.pos0 + i - s.prompts[r.request].cached;
-        e.tokens[p].push_back((t * 7919 + 17) % m.vocab);
-      }
+    for (const layer::TokenRun& r : s.lanes[p])
       if (r.pos0 + r.count == c.lens[r.request]) e.last[r.request] = {p, r.row + r.count - 1};
-    }
   return e;
 }
 
@@ -205,8 +215,9 @@ layer::PrefillEnds place_ends(RuntimeContext& rt, const StepConfig& c, const Geo
 void check_prefill(const StepConfig& c, const Topology& topo, const TpPlan& tp) {
   const ModelPreset& m = c.model;
   if (m.hidden % topo.cube.pes != 0)
-    throw ConfigError("model " + ConfigError::literal(m.name) + ": hidden size " + std::to_string(m.hidden) +
-                      " is not a multiple of a cube's " + std::to_string(topo.cube.pes) +
+    throw ConfigError("model " + ConfigError::literal(m.name) + ": hidden size " +
+                      std::to_string(m.hidden) + " is not a multiple of a cube's " +
+                      std::to_string(topo.cube.pes) +
                       " PEs: a prefill deals each token's features to them in equal chunks");
   // A PE's activations in HBM: per lane row x, the norm's output and the partial sums (10
   // bytes a feature), the MLP's features (bf16), Q and O of the cube's heads (bf16); and
@@ -215,16 +226,18 @@ void check_prefill(const StepConfig& c, const Topology& topo, const TpPlan& tp) 
   const std::uint64_t cubes = std::uint64_t{tp.sips} * topo.cubes_per_sip(), tokens = c.tokens();
   const std::uint64_t row = 10ull * m.hidden + 2 * ceil_div(m.intermediate, cubes) +
                             4ull * (ceil_div(m.heads_q, cubes) + 1) * m.head_dim;
-  const std::uint64_t lane = ceil_div(tokens, topo.cube.pes) + 64;
+  const std::uint64_t lane = ceil_div(tokens, topo.cube.pes) + kMaxRunRows;
   const std::uint64_t need = lane * row + tokens * 8ull * m.head_dim;
-  const std::uint64_t kv = tp.kv_bytes_per_token * std::accumulate(c.lens.begin(), c.lens.end(), std::uint64_t{0}) /
-                           tp.pes;
+  const std::uint64_t kv = tp.kv_bytes_per_token *
+                           std::accumulate(c.lens.begin(), c.lens.end(), std::uint64_t{0}) / tp.pes;
   const std::uint64_t used = tp.weight_bytes_per_channel + kv;
   const std::uint64_t left = tp.channel_capacity > used ? tp.channel_capacity - used : 0;
   if (need > left)
     throw ConfigError("{batch}: a prefill of " + std::to_string(tokens) + " new tokens keeps " +
-                      units::format_bytes(need) + " of activations in each HBM channel, beside the weights and KV "
-                      "cache, which leave " + units::format_bytes(left) + "; prefill the prompts in chunks ({q_len})");
+                      units::format_bytes(need) +
+                      " of activations in each HBM channel, beside the weights and KV "
+                      "cache, which leave " +
+                      units::format_bytes(left) + "; prefill the prompts in chunks ({q_len})");
 }
 
 PrefillStep place_prefill(RuntimeContext& rt, const StepConfig& c, const Geometry& geo,
@@ -246,14 +259,11 @@ PrefillStep place_prefill(RuntimeContext& rt, const StepConfig& c, const Geometr
   const DPPolicy every = DPPolicy::replicate(cubes, pes);
   const DPPolicy per_pe = DPPolicy::shard2d(cubes, pes);
   // A lane's rows: the step's token of each, and its position.
-  std::vector<std::vector<std::int64_t>> token(pes), position(pes);
+  const std::vector<std::vector<std::uint64_t>> token = lane_tokens(c, s);
+  std::vector<std::vector<std::int64_t>> position(pes);
   for (std::uint32_t p = 0; p < pes; ++p)
     for (const layer::TokenRun& r : s.lanes[p])
-      for (std::uint64_t i = 0; i < r.count; ++i) {
-        token[p].push_back(
-            i64(dealt.first_token[r.request] + r.pos0 + i - dealt.prompts[r.request].cached));
-        position[p].push_back(i64(r.pos0 + i));
-      }
+      for (std::uint64_t i = 0; i < r.count; ++i) position[p].push_back(i64(r.pos0 + i));
   // Per shard (cube c, PE p): a host tensor from its cube and lane, stacked.
   auto per_shard = [&](const std::function<HostTensor(std::uint32_t, std::uint32_t)>& shard) {
     std::vector<HostTensor> parts;
@@ -274,7 +284,7 @@ PrefillStep place_prefill(RuntimeContext& rt, const StepConfig& c, const Geometr
           t.shape = {lr, chunk};
           t.data.assign(static_cast<std::size_t>(lr) * chunk, 0.0f);
           for (std::size_t r = 0; r < token[p].size(); ++r)
-            std::copy_n(values->x.data.begin() + token[p][r] * h + k * chunk, chunk,
+            std::copy_n(values->x.data.begin() + i64(token[p][r]) * h + k * chunk, chunk,
                         t.data.begin() + i64(r) * chunk);
           chunks.push_back(std::move(t));
         }
@@ -380,17 +390,6 @@ PrefillStep place_prefill(RuntimeContext& rt, const StepConfig& c, const Geometr
       auto cols_chunk = [&](const HostTensor& t, std::uint32_t p) {
         return block_of(t, 0, t.shape[0], i64(p) * chunk, chunk);
       };
-      auto side_by_side = [](const HostTensor& a, const HostTensor& b) {
-        HostTensor t;
-        t.shape = {a.shape[0], a.shape[1] + b.shape[1]};
-        for (std::int64_t r = 0; r < a.shape[0]; ++r) {
-          t.data.insert(t.data.end(), a.data.begin() + r * a.shape[1],
-                        a.data.begin() + (r + 1) * a.shape[1]);
-          t.data.insert(t.data.end(), b.data.begin() + r * b.shape[1],
-                        b.data.begin() + (r + 1) * b.shape[1]);
-        }
-        return t;
-      };
       lw.wq = put("wq", {std::int64_t{shards} * chunk, hd}, DType::bf16, per_pe,
                   [&](std::uint32_t cube, std::uint32_t p) {
                     return rows_chunk(columns_of(w.at("q_proj"), q_features(cube)), p);
@@ -494,20 +493,15 @@ LayerOutputs read_prefill(RuntimeContext& rt, const StepConfig& c, const Geometr
   out.k_new.shape = out.v_new.shape = {tokens, m.heads_kv, d};
   out.k_new.data.assign(static_cast<std::size_t>(tokens) * m.heads_kv * d, 0.0f);
   out.v_new.data = out.k_new.data;
-  std::vector<std::uint64_t> first_token;
-  for (std::uint32_t r = 0, t = 0; r < c.batch(); t += static_cast<std::uint32_t>(c.news(r)), ++r)
-    first_token.push_back(t);
   // y: cube 0's PE p holds lane p's rows of x, chunk-major.
   const HostTensor x = rt.read(s.x.at(first.value));
   const std::uint64_t per = static_cast<std::uint64_t>(x.shape[0]) / (topo.cubes_per_sip() * pes);
+  const std::vector<std::vector<std::uint64_t>> token = lane_tokens(c, s);
   for (std::uint32_t p = 0; p < pes; ++p)
-    for (const layer::TokenRun& r : s.lanes[p])
-      for (std::uint64_t i = 0; i < r.count; ++i) {
-        const std::uint64_t t = first_token[r.request] + r.pos0 + i - s.prompts[r.request].cached;
-        for (std::uint32_t k = 0; k < pes; ++k)
-          std::copy_n(x.data.begin() + i64(((p * per) + k * s.form.lane_rows + r.row + i) * chunk),
-                      chunk, out.y.data.begin() + i64(t * m.hidden + k * chunk));
-      }
+    for (std::size_t row = 0; row < token[p].size(); ++row)
+      for (std::uint32_t k = 0; k < pes; ++k)
+        std::copy_n(x.data.begin() + i64((p * per + k * s.form.lane_rows + row) * chunk), chunk,
+                    out.y.data.begin() + i64(token[p][row] * m.hidden + k * chunk));
   // K and V: each KV head's group cache, at its requests' new rows.
   for (std::uint32_t di = 0; di < c.devices.size(); ++di) {
     const layer::PrefillWeights& w = step.layers.back()[c.devices[di].value];
@@ -516,10 +510,9 @@ LayerOutputs read_prefill(RuntimeContext& rt, const StepConfig& c, const Geometr
       const auto it = std::find_if(w.cubes.begin(), w.cubes.end(),
                                    [&](const auto& cube) { return cube.group == kv_head; });
       const HostTensor k = rt.read(it->k), v = rt.read(it->v);
-      for (std::uint32_t r = 0; r < c.batch(); ++r)
-        for (std::uint64_t j = 0; j < c.news(r); ++j) {
-          const std::uint64_t row = s.prompts[r].cache_row + s.prompts[r].cached + j,
-                              t = first_token[r] + j;
+      for (std::uint32_t r = 0, t = 0; r < c.batch(); ++r)
+        for (std::uint64_t j = 0; j < c.news(r); ++j, ++t) {
+          const std::uint64_t row = s.prompts[r].cache_row + s.prompts[r].cached + j;
           std::copy_n(k.data.begin() + i64(row * d), d,
                       out.k_new.data.begin() + i64((t * m.heads_kv + kv_head) * d));
           std::copy_n(v.data.begin() + i64(row * d), d,

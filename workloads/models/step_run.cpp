@@ -126,15 +126,15 @@ TpPlan check_step(const StepConfig& c, const Topology& topo) {
                       " SIPs of {devices}; a layer places each KV head on a CUBE group of one SIP: use at most " +
                       std::to_string(m.heads_kv) + " SIPs");
   check_kv_fits(m, tp, std::accumulate(c.lens.begin(), c.lens.end(), std::uint64_t{0}));
+  if (c.prefill) {
+    check_prefill(c, topo, tp);
+    return tp;
+  }
   // What a PE's TCM holds at the layer's fullest moments, per request: the norm (x, its
   // three fp32 temporaries and the bf16 result), and the MLP (x, the normalised copy and
   // the partial sum, and its features up, gate and activated, fp32 and bf16) beside the
   // two weight streams' staging (an eighth of the TCM each). The attention plans its
   // tiles within what the layer leaves it (gqa::validate below).
-  if (c.prefill) {
-    check_prefill(c, topo, tp);
-    return tp;
-  }
   const std::uint64_t h = m.hidden, ic = mlp_cols(c, sips * topo.pes_per_sip());
   const std::uint64_t tcm = topo.pe.tcm_bytes, norm = 20 * h, mlp = 10 * h + 14 * ic;
   const std::uint64_t most = std::min(tcm / norm, (tcm - tcm / 4) / mlp);

@@ -47,6 +47,18 @@ std::vector<std::int64_t> run_of(std::int64_t first, std::int64_t count) {
   return v;
 }
 
+HostTensor side_by_side(const HostTensor& a, const HostTensor& b) {
+  HostTensor t;
+  t.shape = {a.shape[0], a.shape[1] + b.shape[1]};
+  for (std::int64_t r = 0; r < a.shape[0]; ++r) {
+    t.data.insert(t.data.end(), a.data.begin() + r * a.shape[1],
+                  a.data.begin() + (r + 1) * a.shape[1]);
+    t.data.insert(t.data.end(), b.data.begin() + r * b.shape[1],
+                  b.data.begin() + (r + 1) * b.shape[1]);
+  }
+  return t;
+}
+
 HostTensor block_of(const HostTensor& t, std::int64_t first, std::int64_t count, std::int64_t col,
                     std::int64_t cols) {
   HostTensor b;

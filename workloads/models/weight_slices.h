@@ -16,6 +16,8 @@ HostTensor rows_of_columns(const HostTensor& w, const std::vector<std::int64_t>&
 // end: zeros).
 HostTensor block_of(const HostTensor& t, std::int64_t first, std::int64_t count, std::int64_t col,
                     std::int64_t cols);
+// a's and b's columns side by side (equal rows).
+HostTensor side_by_side(const HostTensor& a, const HostTensor& b);
 // The parts one after another (equal columns).
 HostTensor stacked(const std::vector<HostTensor>& parts);
 // first, first + 1, ..., first + count - 1.
