@@ -104,22 +104,23 @@ const std::vector<Algorithm>& algorithms_of(Op op) {
   return op == Op::ReduceScatter || op == Op::AllGather ? flat : with_hierarchy;
 }
 
-void run(tl::Ctx& tl, const Plan& plan, const std::vector<DeviceTensor>& buffers) {
+namespace {
+
+// This PE's (rank, lane) in the plan, if it is in a rank.
+std::optional<std::pair<std::uint32_t, std::uint32_t>> place_in(const Plan& plan, const PeCoord& self) {
+  for (std::uint32_t r = 0; r < plan.ranks.size(); ++r)
+    for (std::uint32_t l = 0; l < plan.ranks[r].size(); ++l)
+      if (plan.ranks[r][l] == self) return std::pair{r, l};
+  return std::nullopt;
+}
+
+void run_home(tl::Ctx& tl, const Plan& plan, Home& home, std::uint32_t rank, std::uint32_t lane) {
   const PeCoord self = tl.coord();
-  const auto found = [&]() -> std::optional<std::pair<std::uint32_t, std::uint32_t>> {  // (rank, lane)
-    for (std::uint32_t r = 0; r < plan.ranks.size(); ++r)
-      for (std::uint32_t l = 0; l < plan.ranks[r].size(); ++l)
-        if (plan.ranks[r][l] == self) return std::pair{r, l};
-    return std::nullopt;
-  }();
-  if (!found) return;
-  const std::uint32_t rank = found->first, lane = found->second;  // (not a structured binding: lambdas capture them)
-  const DeviceTensor& buffer = buffers.at(self.sip.value);
-  const RowRange rows = tl.shard_rows(buffer);
+  const RowRange rows = home.rows();
   auto lane_of = [&](const std::vector<std::uint32_t>& members, std::uint32_t me) {
     std::vector<PeCoord> peers;
     for (const std::uint32_t m : members) peers.push_back(plan.ranks[m][lane]);
-    return Lane(tl, buffer, std::move(peers), me, plan.piece_rows, lane);
+    return Lane(tl, home, std::move(peers), me, plan.piece_rows, lane);
   };
   if (plan.algorithm != Algorithm::Hierarchical) {
     std::vector<std::uint32_t> all(plan.ranks.size());
@@ -210,6 +211,22 @@ void run(tl::Ctx& tl, const Plan& plan, const std::vector<DeviceTensor>& buffers
       run_flat(across, rows, {Op::Reduce, plan.across, &plan.across_rings, lane, sip_index(plan.root), t + kTagsPerPhase});
     }
   }
+}
+
+}  // namespace
+
+void run(tl::Ctx& tl, const Plan& plan, const std::vector<DeviceTensor>& buffers) {
+  const auto place = place_in(plan, tl.coord());
+  if (!place) return;
+  Home home(tl, buffers.at(tl.sip().value));
+  run_home(tl, plan, home, place->first, place->second);
+}
+
+void run_in_tcm(tl::Ctx& tl, const Plan& plan, const tl::Tensor& mine) {
+  const auto place = place_in(plan, tl.coord());
+  if (!place) return;
+  Home home(tl, mine);
+  run_home(tl, plan, home, place->first, place->second);
 }
 
 namespace {

@@ -56,6 +56,9 @@ struct Plan {
 // (reduce_scatter), the whole buffer from every rank's part (all_gather), the root's
 // buffer on every rank (broadcast), the sum on the root (reduce).
 void run(tl::Ctx& tl, const Plan& plan, const std::vector<DeviceTensor>& buffers);
+// The same on a buffer this PE holds in its TCM, `mine` [rows, plan.cols] fp32 (as its
+// shard would be): no piece crosses the DMA, which stays free for other streams.
+void run_in_tcm(tl::Ctx& tl, const Plan& plan, const tl::Tensor& mine);
 
 // The ranks of the common groupings: one per SIP (its PEs as lanes, cube by cube), one
 // per cube of the SIPs (its PEs as lanes), one per PE.

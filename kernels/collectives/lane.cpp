@@ -5,9 +5,23 @@
 
 namespace kb::collectives {
 
-Lane::Lane(tl::Ctx& tl, const DeviceTensor& buffer, std::vector<PeCoord> peers, std::uint32_t me,
+RowRange Home::rows() const { return hbm_ ? tl_.shard_rows(*hbm_) : RowRange{0, tcm_.rows()}; }
+
+std::int64_t Home::cols() const { return hbm_ ? hbm_->shape().at(1) : tcm_.cols(); }
+
+tl::Tensor Home::load(RowRange r) {
+  return hbm_ ? tl_.load(*hbm_, r) : tl_.rows(tcm_, static_cast<std::uint32_t>(r.begin), static_cast<std::uint32_t>(r.count));
+}
+
+void Home::store(RowRange r, const tl::Tensor& x) {
+  if (hbm_) return tl_.store(*hbm_, r, x);
+  const tl::Tensor place = tl_.rows(tcm_, static_cast<std::uint32_t>(r.begin), static_cast<std::uint32_t>(r.count));
+  tl_.copy(x, place);
+}
+
+Lane::Lane(tl::Ctx& tl, Home& home, std::vector<PeCoord> peers, std::uint32_t me,
            std::uint32_t piece_rows, std::uint32_t stagger)
-    : tl_(tl), buffer_(buffer), peers_(std::move(peers)), me_(me), piece_rows_(piece_rows), stagger_(stagger) {}
+    : tl_(tl), home_(home), peers_(std::move(peers)), me_(me), piece_rows_(piece_rows), stagger_(stagger) {}
 
 RowRange Lane::part(RowRange rows, std::uint32_t n, std::uint32_t i) {
   const RowRange p = shard_rows(rows.count, n, i);
@@ -24,7 +38,7 @@ RowRange Lane::piece(RowRange rows, std::uint32_t p) const {
 }
 
 tl::Tensor Lane::recv(std::uint32_t from, RowRange r, std::uint32_t tag) {
-  const Shape shape{static_cast<std::int64_t>(r.count), buffer_.shape().at(1)};
+  const Shape shape{static_cast<std::int64_t>(r.count), home_.cols()};
   return tl_.recv_async(peers_[from], shape, DType::fp32, tag);
 }
 

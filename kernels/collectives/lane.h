@@ -16,12 +16,30 @@ namespace kb::collectives {
 // (child v+1) or a star (the root's children are all the others).
 enum class Tree { Binary, Chain, Star };
 
+// Where a lane's rows live: its shard of a device tensor in HBM (a piece is loaded and
+// stored by the DMA), or an fp32 tensor in its own TCM (a piece is a view of it, a store
+// a copy into it), so a collective on a small buffer leaves the DMA to other streams.
+class Home {
+ public:
+  Home(tl::Ctx& tl, const DeviceTensor& t) : tl_(tl), hbm_(&t) {}
+  Home(tl::Ctx& tl, const tl::Tensor& t) : tl_(tl), tcm_(t) {}
+  RowRange rows() const;  // the lane's rows: its shard's global rows, or all of the tensor's
+  std::int64_t cols() const;
+  tl::Tensor load(RowRange r);
+  void store(RowRange r, const tl::Tensor& x);
+
+ private:
+  tl::Ctx& tl_;
+  const DeviceTensor* hbm_ = nullptr;
+  tl::Tensor tcm_;
+};
+
 class Lane {
  public:
   // `peers[j]`: member j's PE; this PE is peers[me]. `stagger` rotates the order in which
   // a lane sends to many peers, so lanes spread over the links instead of queueing
   // on one after another.
-  Lane(tl::Ctx& tl, const DeviceTensor& buffer, std::vector<PeCoord> peers, std::uint32_t me,
+  Lane(tl::Ctx& tl, Home& home, std::vector<PeCoord> peers, std::uint32_t me,
        std::uint32_t piece_rows, std::uint32_t stagger);
 
   std::uint32_t members() const { return static_cast<std::uint32_t>(peers_.size()); }
@@ -55,8 +73,8 @@ class Lane {
  private:
   std::uint32_t pieces(RowRange rows) const;
   RowRange piece(RowRange rows, std::uint32_t p) const;
-  tl::Tensor load(RowRange r) { return tl_.load(buffer_, r); }
-  void store(RowRange r, const tl::Tensor& x) { tl_.store(buffer_, r, x); }
+  tl::Tensor load(RowRange r) { return home_.load(r); }
+  void store(RowRange r, const tl::Tensor& x) { home_.store(r, x); }
   tl::Tensor recv(std::uint32_t from, RowRange r, std::uint32_t tag);
   void send(std::uint32_t to, const tl::Tensor& x, std::uint32_t tag) { tl_.send(peers_[to], x, tag); }
   // The k-th of the other members this lane sends to, in its staggered order.
@@ -65,7 +83,7 @@ class Lane {
   std::uint32_t parent(Tree shape, std::uint32_t root) const;
 
   tl::Ctx& tl_;
-  const DeviceTensor& buffer_;
+  Home& home_;
   std::vector<PeCoord> peers_;
   std::uint32_t me_, piece_rows_, stagger_;
 };

@@ -133,15 +133,17 @@ tl::Tensor normalized(tl::Ctx& tl, const tl::Tensor& x, const DeviceTensor& norm
 
 void decoder_layer(tl::Ctx& tl, const StepPlan& s, const LayerWeights& w, const tl::Tensor& x) {
   const LayerForm& f = s.form;
-  const DeviceTensor& sum = s.sum_buffer.at(tl.sip().value);
-  const RowRange mine = tl.shard_rows(sum);
-  const Shape rows{static_cast<std::int64_t>(mine.count), static_cast<std::int64_t>(sum.cols())};
-  // The partial sums of every PE, all-reduced, added to x.
+  const auto layer = tl.scratch_scope();
+  // The partial sums of every PE, all-reduced in the TCM, added to x.
+  const Shape rows{static_cast<std::int64_t>(x.elements() / s.all_reduce.cols), s.all_reduce.cols};
+  const tl::Tensor sum = tl.empty(rows, DType::fp32, "partial_sum");
   auto add_up = [&](const char* phase) {
     tl.phase(phase);
-    const auto scope = tl.scratch_scope();
-    collectives::run(tl, s.all_reduce, s.sum_buffer);
-    tl.add(x, tl.view(tl.load(sum, mine), x.shape()), &x);
+    {
+      const auto scope = tl.scratch_scope();
+      collectives::run_in_tcm(tl, s.all_reduce, sum);
+    }
+    tl.add(x, tl.view(sum, x.shape()), &x);
   };
   const DType weights = w.down_t.dtype();
   const std::optional<Role> role = role_of(tl, s, w);
@@ -155,7 +157,7 @@ void decoder_layer(tl::Ctx& tl, const StepPlan& s, const LayerWeights& w, const 
       partial = tl.add(partial, nn::mlp_partial(tl, n, mlp_share(tl, w, f)));
     }
     tl.wait(partial);
-    tl.store(sum, mine, tl.view(partial, rows));
+    tl.copy(tl.view(partial, rows), sum);
   }
   add_up("attn_all_reduce");
   if (f.parallel) return;
@@ -165,7 +167,7 @@ void decoder_layer(tl::Ctx& tl, const StepPlan& s, const LayerWeights& w, const 
     const tl::Tensor n = normalized(tl, x, w.mlp_norm, f, weights);
     const tl::Tensor partial = nn::mlp_partial(tl, n, mlp_share(tl, w, f));
     tl.wait(partial);
-    tl.store(sum, mine, tl.view(partial, rows));
+    tl.copy(tl.view(partial, rows), sum);
   }
   add_up("mlp_all_reduce");
 }

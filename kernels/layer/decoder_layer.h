@@ -76,7 +76,6 @@ struct StepPlan {
   collectives::Plan all_reduce;          // over every PE of the run
   std::vector<DeviceTensor> qkv_buffer;  // [PEs * ranks * qkv_cols, B] fp32: a PE's shard all of a group's features
   std::vector<DeviceTensor> o_buffer;    // [PEs * ranks * o_cols, B] fp32
-  std::vector<DeviceTensor> sum_buffer;  // [PEs * B * h / cols, cols] fp32: the all-reduce's
   std::vector<DeviceTensor> rope_cos, rope_sin;  // [PEs * B, d / 2] replicated
   std::vector<Append> appends;
 };

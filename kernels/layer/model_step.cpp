@@ -31,26 +31,21 @@ void model_step(tl::Ctx& tl, const StepPlan& s, const Ends& e, const std::vector
   const DeviceTensor& table = e.embed.at(sip);
   const RowRange held = tl.shard_rows(table);
   const std::uint64_t me = e.first_pe.at(sip) + held.begin / e.vocab_rows, first = me * e.vocab_rows;
-  const DeviceTensor& sum = e.sums.at(sip);
-  const RowRange mine = tl.shard_rows(sum);
-  const Shape rows{static_cast<std::int64_t>(mine.count), static_cast<std::int64_t>(sum.cols())};
   const tl::Tensor x = tl.persistent({b, f.hidden}, DType::fp32, "x");
+  tl.phase("embed");
+  tl.fill(x, 0.0f);
+  for (std::uint32_t t = 0; t < b; ++t)
+    if (e.tokens[t] >= first && e.tokens[t] < first + e.vocab_rows) {
+      const auto scope = tl.scratch_scope();
+      const tl::Tensor row = tl.load(table, {held.begin + e.tokens[t] - first, 1});
+      const tl::Tensor widened = tl.cast(row, DType::fp32);  // one op a statement
+      tl.copy(widened, tl.rows(x, t, 1));
+    }
+  tl.phase("embed_all_reduce");
   {
     const auto scope = tl.scratch_scope();
-    tl.phase("embed");
-    const tl::Tensor found = tl.full({b, f.hidden}, 0.0f);
-    for (std::uint32_t t = 0; t < b; ++t)
-      if (e.tokens[t] >= first && e.tokens[t] < first + e.vocab_rows) {
-        const tl::Tensor row = tl.load(table, {held.begin + e.tokens[t] - first, 1});
-        const tl::Tensor widened = tl.cast(row, DType::fp32);  // one op a statement
-        tl.copy(widened, tl.rows(found, t, 1));
-      }
-    tl.store(sum, mine, tl.view(found, rows));
+    collectives::run_in_tcm(tl, s.all_reduce, tl.view(x, {b * f.hidden / s.all_reduce.cols, s.all_reduce.cols}));
   }
-  tl.phase("embed_all_reduce");
-  collectives::run(tl, s.all_reduce, e.sums);
-  const tl::Tensor into = tl.view(x, rows);
-  tl.load(sum, mine, &into);
   for (const std::vector<LayerWeights>& layer : layers) decoder_layer(tl, s, layer.at(sip), x);
   next_tokens(tl, e, f, x);
 }

@@ -17,7 +17,6 @@ struct Ends {
   std::uint64_t vocab_rows = 0;          // token ids a PE holds
   std::vector<std::uint32_t> first_pe;   // per SIP id: the run-wide index of its first PE
   std::vector<DeviceTensor> embed;       // [PEs * vocab_rows, h] dealt: a PE's run of token ids
-  std::vector<DeviceTensor> sums;        // the embedding's all-reduce buffer, as StepPlan::sum_buffer
   std::vector<DeviceTensor> final_norm;  // [PEs * n, h] replicated, as a layer's norms
   std::vector<DeviceTensor> head_t;      // [PEs * h, vocab_rows] dealt: its ids' columns of W_head^T
   std::vector<DeviceTensor> picks;       // [PEs * ranks * B, 2] fp32: the all-gather's buffer

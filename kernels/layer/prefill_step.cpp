@@ -52,28 +52,21 @@ void embed(tl::Ctx& tl, const PrefillPlan& s, const PrefillEnds& e) {
 tl::Tensor last_rows(tl::Ctx& tl, const PrefillPlan& s, const PrefillEnds& e) {
   const PrefillForm& f = s.form;
   const std::uint32_t sip = tl.sip().value, c = f.chunk_cols(), b = u32(e.last.size());
-  const DeviceTensor &x = s.x.at(sip), &sum = e.head.sums.at(sip);
-  const RowRange mine = tl.shard_rows(sum);
+  const DeviceTensor& x = s.x.at(sip);
+  const collectives::Plan& cube_sum = e.cube_sum.at(e.first_cube.at(sip) + tl.cube().value);
   const tl::Tensor last = tl.persistent({b, f.hidden}, DType::fp32, "x_last");
   tl.phase("last_tokens");
-  {
-    const auto scope = tl.scratch_scope();
-    const tl::Tensor found = tl.full({b, f.hidden}, 0.0f);
-    for (std::uint32_t r = 0; r < b; ++r) {
-      if (e.last[r].first != tl.pe().value) continue;
-      for (std::uint32_t k = 0; k < f.chunks; ++k) {
-        const tl::Tensor part = tl.load(x, chunk_rows(tl, f, x, k, e.last[r].second, 1));
-        tl.copy(part, tl.cols(tl.rows(found, r, 1), k * c, c));
-      }
+  tl.fill(last, 0.0f);
+  for (std::uint32_t r = 0; r < b; ++r) {
+    if (e.last[r].first != tl.pe().value) continue;
+    for (std::uint32_t k = 0; k < f.chunks; ++k) {
+      const auto scope = tl.scratch_scope();
+      const tl::Tensor part = tl.load(x, chunk_rows(tl, f, x, k, e.last[r].second, 1));
+      tl.copy(part, tl.cols(tl.rows(last, r, 1), k * c, c));
     }
-    tl.store(sum, mine,
-             tl.view(found, {static_cast<std::int64_t>(mine.count),
-                             static_cast<std::int64_t>(sum.cols())}));
-    collectives::run(tl, e.cube_sum.at(e.first_cube.at(sip) + tl.cube().value), e.head.sums);
   }
-  const tl::Tensor into =
-      tl.view(last, {static_cast<std::int64_t>(mine.count), static_cast<std::int64_t>(sum.cols())});
-  tl.load(sum, mine, &into);
+  const auto scope = tl.scratch_scope();
+  collectives::run_in_tcm(tl, cube_sum, tl.view(last, {b * f.hidden / cube_sum.cols, cube_sum.cols}));
   return last;
 }
 

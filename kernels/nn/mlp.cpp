@@ -31,18 +31,19 @@ tl::Tensor mlp_partial(tl::Ctx& tl, const tl::Tensor& n, const MlpShare& w) {
   return linear(tl, hidden, w.down_t);
 }
 
-tl::Tensor mlp_block(tl::Ctx& tl, const tl::Tensor& x, const MlpShare& w, const collectives::Plan& all_reduce,
-                     const std::vector<DeviceTensor>& buffers) {
-  const DeviceTensor& buffer = buffers.at(tl.sip().value);
-  const RowRange mine = tl.shard_rows(buffer);
+tl::Tensor mlp_block(tl::Ctx& tl, const tl::Tensor& x, const MlpShare& w, const collectives::Plan& all_reduce) {
+  const tl::Tensor sum = tl.empty({static_cast<std::int64_t>(x.elements() / all_reduce.cols), all_reduce.cols},
+                                  DType::fp32, "partial_sum");
   {
     const auto scope = tl.scratch_scope();
     const tl::Tensor partial = mlp_partial(tl, tl.cast(rms_norm(tl, x, w.norm, w.eps), w.up_t.dtype()), w);
-    tl.store(buffer, mine,
-             tl.view(partial, {static_cast<std::int64_t>(mine.count), static_cast<std::int64_t>(buffer.cols())}));
+    tl.copy(tl.view(partial, sum.shape()), sum);
   }
-  collectives::run(tl, all_reduce, buffers);
-  return residual(tl, x, tl.view(tl.load(buffer, mine), x.shape()));
+  {
+    const auto scope = tl.scratch_scope();
+    collectives::run_in_tcm(tl, all_reduce, sum);
+  }
+  return residual(tl, x, tl.view(sum, x.shape()));
 }
 
 }  // namespace kb::nn

@@ -5,8 +5,6 @@
 // its columns of W_down, a partial sum of the whole output; an all-reduce over every PE
 // of the block (inside the SIPs and over their links) adds the partials, and every PE
 // ends with x + MLP(norm(x)), the next block's input, whole.
-#include <vector>
-
 #include "kernels/collectives/collective.h"
 #include "kernels/tl/ctx.h"
 
@@ -24,17 +22,15 @@ struct MlpShare {
   float eps = 1e-5f;
 };
 
-// x [B, h] in TCM on every PE of the plan's ranks (one PE a rank); `buffers`: per SIP an
-// fp32 tensor whose PE shards hold B x h values each (in rows of the plan's `cols`: narrow
-// rows let the all-reduce pipeline its pieces), the all-reduce's buffer. The GEMMs take
-// their inputs in the weights' dtype (the normalised x and the activated features are
-// converted); everything else is fp32. Returns [B, h].
 // This PE's partial sum of the MLP: n [B, h], normalised and in the weights' dtype, through
 // its features of the up (and gate) projection, the activation and its columns of W_down.
 // Returns [B, h], fp32; the sum over every PE's is the MLP's output.
 tl::Tensor mlp_partial(tl::Ctx& tl, const tl::Tensor& n, const MlpShare& w);
 
-tl::Tensor mlp_block(tl::Ctx& tl, const tl::Tensor& x, const MlpShare& w, const collectives::Plan& all_reduce,
-                     const std::vector<DeviceTensor>& buffers);
+// x [B, h] in TCM on every PE of the plan's ranks (one PE a rank). The partial sums are
+// all-reduced in the TCM, as rows of the plan's `cols` (narrow rows let the all-reduce
+// pipeline its pieces). The GEMMs take their inputs in the weights' dtype (the normalised
+// x and the activated features are converted); everything else is fp32. Returns [B, h].
+tl::Tensor mlp_block(tl::Ctx& tl, const tl::Tensor& x, const MlpShare& w, const collectives::Plan& all_reduce);
 
 }  // namespace kb::nn

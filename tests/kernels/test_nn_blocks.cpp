@@ -53,7 +53,7 @@ TEST(NnBlocks, TheMlpBlockOverTwoSipsIsTheHostsFp64) {
   };
   const HostTensor gate_t = blocks_of(gate), up_t = blocks_of(up);
   HostTensor x_every, norm_every;
-  std::vector<DeviceTensor> xs, norms, gates, ups, downs, buffers, outs;
+  std::vector<DeviceTensor> xs, norms, gates, ups, downs, outs;
   for (std::uint32_t s = 0; s < sips; ++s) {
     const SipId sip(s);
     const DPPolicy every = DPPolicy::replicate(pes, 1), dealt = DPPolicy::shard2d(pes, 1);
@@ -62,7 +62,6 @@ TEST(NnBlocks, TheMlpBlockOverTwoSipsIsTheHostsFp64) {
     gates.push_back(m.rt.from_host("gate_t", rows_of(gate_t, s * pes * h, pes * h), DType::bf16, dealt, sip));
     ups.push_back(m.rt.from_host("up_t", rows_of(up_t, s * pes * h, pes * h), DType::bf16, dealt, sip));
     downs.push_back(m.rt.from_host("down_t", rows_of(down_t, s * pes * mine, pes * mine), DType::bf16, dealt, sip));
-    buffers.push_back(m.rt.empty("partial", {pes * b, h}, DType::fp32, dealt, sip));
     outs.push_back(m.rt.empty("y", {pes * b, h}, DType::fp32, dealt, sip));
   }
   collectives::Request q;
@@ -77,7 +76,7 @@ TEST(NnBlocks, TheMlpBlockOverTwoSipsIsTheHostsFp64) {
       w.gate_t = tl.ref(gates[s], tl.shard_rows(gates[s]));
       w.up_t = tl.ref(ups[s], tl.shard_rows(ups[s]));
       w.down_t = tl.ref(downs[s], tl.shard_rows(downs[s]));
-      const tl::Tensor y = nn::mlp_block(tl, tl.load(xs[s], tl.shard_rows(xs[s])), w, plan, buffers);
+      const tl::Tensor y = nn::mlp_block(tl, tl.load(xs[s], tl.shard_rows(xs[s])), w, plan);
       tl.store(outs[s], tl.shard_rows(outs[s]), y);
     });
   m.rt.couple_devices();
@@ -119,13 +118,16 @@ TEST(NnBlocks, TheMlpBlockOverTwoSipsIsTheHostsFp64) {
           << "sip " << s << " pe " << p;
     }
   }
-  // The partials crossed the links: the all-reduce's messages are in the op log.
+  // The partials crossed the links: the all-reduce's messages are in the op log. They
+  // were summed in the TCM: the DMA moved x, the norm, the weights and y, nothing else.
   EXPECT_FALSE(m.rt.op_log().select("link").empty());
+  for (const OpRecord* r : m.rt.op_log().select("dma"))
+    EXPECT_TRUE(r->tensor == "x" || r->tensor == "norm" || r->tensor == "y" || r->tensor.ends_with("_t")) << r->tensor;
 }
 
 // Llama-3-8B's MLP at one token on the 128 PEs of one SIP, in timing mode: each PE streams
 // its 112 columns of W_gate^T and W_up^T and 112 rows of W_down^T (2.75 MB) from its channel,
-// then the all-reduce of the 16 KiB partial sums over the SIP's NOC. Returns the run's
+// then the all-reduce of the 16 KiB partial sums over the SIP's NOC, in the TCM. Returns the run's
 // critical path and the HBM bound: a PE's weight bytes over its channel's bandwidth.
 std::pair<CriticalPath, std::uint64_t> llama8b_mlp(const std::vector<std::string>& sets) {
   Machine m("llama70b_4sip", false, sets);
@@ -140,7 +142,6 @@ std::pair<CriticalPath, std::uint64_t> llama8b_mlp(const std::vector<std::string
   const DeviceTensor up = m.rt.empty("up_t", {cubes * pes * h, mine}, DType::bf16, dealt, sip);
   const DeviceTensor down_t = m.rt.empty("down_t", {inter, h}, DType::bf16, dealt, sip);
   const std::uint32_t cols = 64;  // the all-reduce's rows: 64 of 64 values a PE
-  const std::vector<DeviceTensor> buffers = {m.rt.empty("partial", {cubes * pes * h / cols, cols}, DType::fp32, dealt, sip)};
   collectives::Request q;
   q.ranks = collectives::ranks_of_pes(topo, {sip});
   q.bytes = std::uint64_t{h} * 4;
@@ -153,7 +154,7 @@ std::pair<CriticalPath, std::uint64_t> llama8b_mlp(const std::vector<std::string
     w.gate_t = tl.ref(gate, tl.shard_rows(gate));
     w.up_t = tl.ref(up, tl.shard_rows(up));
     w.down_t = tl.ref(down_t, tl.shard_rows(down_t));
-    nn::mlp_block(tl, tl.load(x, tl.shard_rows(x)), w, plan, buffers);
+    nn::mlp_block(tl, tl.load(x, tl.shard_rows(x)), w, plan);
   });
   m.rt.run();
   const std::uint64_t bytes = 3ull * mine * h * 2;
@@ -162,8 +163,8 @@ std::pair<CriticalPath, std::uint64_t> llama8b_mlp(const std::vector<std::string
 
 // A physics probe, at the machine's HBM bandwidth and at half of it: the weights stream
 // at the channel's bandwidth, so the critical path's HBM time is the bound (and doubles
-// with it), plus the HBM latencies and the small loads and stores of x, the norm and the
-// partial sums (under 7%); the all-reduce's messages take the rest, on the NOC.
+// with it), plus the HBM latencies and the small loads of x and the norm (under 7%); the
+// all-reduce's messages, summed in the TCM, take the rest, on the NOC.
 void expect_weight_streaming(const std::vector<std::string>& sets, std::uint64_t expected_bound) {
   const auto [path, bound] = llama8b_mlp(sets);
   EXPECT_EQ(bound, expected_bound);

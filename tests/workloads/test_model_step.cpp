@@ -139,8 +139,8 @@ TEST(ModelStep, TheRooflineIsWeightsAndKvOverTheHbmBandwidth) {
 }
 
 // A physics probe: at half the HBM bandwidth, the projections, which stream their
-// weights, take twice as long; the all-reduce, on the fabric and the NOC but for its
-// pieces' HBM reads and writes, moves by at most a quarter.
+// weights, take twice as long; the all-reduce, held in the TCM and moved over the
+// fabric and the NOC, touches no HBM: only the PEs' skew on reaching it moves it.
 TEST(ModelStep, WeightStreamingMovesWithTheHbmBandwidth) {
   const std::string run = "--kernel decoder_layer --model llama3-8b --batch 512 --devices 0";
   const nlohmann::json full = test::run_json(run), half = test::run_json(run + " --set cube.hbm.bandwidth=32B/cycle");
@@ -150,8 +150,8 @@ TEST(ModelStep, WeightStreamingMovesWithTheHbmBandwidth) {
     EXPECT_LT(ratio, 2.05) << op;
   }
   const double all_reduce = test::op_cycles(half, "mlp_all_reduce") / test::op_cycles(full, "mlp_all_reduce");
-  EXPECT_GE(all_reduce, 1.0);
-  EXPECT_LT(all_reduce, 1.25);
+  EXPECT_GT(all_reduce, 0.85);
+  EXPECT_LT(all_reduce, 1.15);
 }
 
 // The sweep runs the whole-model workloads: two requests share every weight byte a step

@@ -239,7 +239,7 @@ layer::Ends place_ends(RuntimeContext& rt, const StepConfig& c, const Geometry& 
   layer::Ends e;
   e.vocab_rows = ceil_div(c.model.vocab, ranks);
   const std::uint32_t sips = topo.system.sips;
-  for (auto* v : {&e.embed, &e.sums, &e.final_norm, &e.head_t, &e.picks, &e.rank_index, &e.next}) v->resize(sips);
+  for (auto* v : {&e.embed, &e.final_norm, &e.head_t, &e.picks, &e.rank_index, &e.next}) v->resize(sips);
   e.first_pe.assign(sips, 0);
   HostTensor index;
   index.shape = {b, ranks};
@@ -251,7 +251,6 @@ layer::Ends place_ends(RuntimeContext& rt, const StepConfig& c, const Geometry& 
     e.first_pe[i] = di * geo.sip_pes;
     if (!c.prefill)  // a prefill embeds its prompts through its own table (prefill_placement)
       e.embed[i] = rt.empty("w.embed", {pes * i64(e.vocab_rows), h}, DType::bf16, dealt, sip);
-    e.sums[i] = rt.empty("embed_sums", {pes * b * h / 64, 64}, DType::fp32, dealt, sip);
     e.final_norm[i] = rt.empty("w.final_norm", {f.layer_norm ? 2 : 1, h}, DType::fp32, every, sip);
     e.head_t[i] = rt.empty("w.lm_head_t", {pes * h, i64(e.vocab_rows)}, DType::bf16, dealt, sip);
     e.picks[i] = rt.empty("picks", {pes * ranks * b, 2}, DType::fp32, dealt, sip);

@@ -80,7 +80,7 @@ void measure(RuntimeContext& rt, bool parallel, StepResult& res) {
       if (t.rfind("w.L", 0) == 0) res.weight_bytes += r.bytes;
       else if (t.rfind("w.", 0) == 0) res.end_weight_bytes += r.bytes;
       else if (t.rfind("k.h", 0) == 0 || t.rfind("v.h", 0) == 0) res.kv_bytes += r.bytes;
-      else if (t == "embed_sums" || t == "picks" || t == "rank_index" || t == "next_tokens") res.end_activation_bytes += r.bytes;
+      else if (t == "picks" || t == "rank_index" || t == "next_tokens") res.end_activation_bytes += r.bytes;
       else res.activation_bytes += r.bytes;
     });
     rt.run();
@@ -223,7 +223,6 @@ StepResult run_step(RuntimeContext& rt, const StepConfig& c, const StepValues* v
   const std::int64_t pes = geo.sip_pes;
   s.qkv_buffer.resize(sips);
   s.o_buffer.resize(sips);
-  s.sum_buffer.resize(sips);
   s.rope_cos.resize(sips);
   s.rope_sin.resize(sips);
   std::vector<std::int64_t> positions;
@@ -233,7 +232,6 @@ StepResult run_step(RuntimeContext& rt, const StepConfig& c, const StepValues* v
     const std::uint32_t i = sip.value;
     s.qkv_buffer[i] = rt.empty("qkv_gather", {pes * geo.ranks * f.qkv_cols, b}, DType::fp32, dealt, sip);
     s.o_buffer[i] = rt.empty("o_scatter", {pes * geo.ranks * f.o_cols, b}, DType::fp32, dealt, sip);
-    s.sum_buffer[i] = rt.empty("partial_sums", {pes * b * f.hidden / 64, 64}, DType::fp32, dealt, sip);
     s.rope_cos[i] = rt.from_host("rope_cos", rope.cos, DType::fp32, every, sip);
     s.rope_sin[i] = rt.from_host("rope_sin", rope.sin, DType::fp32, every, sip);
   }
