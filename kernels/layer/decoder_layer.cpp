@@ -45,12 +45,12 @@ nn::MlpShare mlp_share(tl::Ctx& tl, const LayerWeights& w, const LayerForm& f) {
 }
 
 // The gathered [Q | K | V]^T, [(G + 2) d, B]: the splits' parts added block by block.
-tl::Tensor gathered_qkv(tl::Ctx& tl, const StepPlan& s, const DeviceTensor& gathered, RowRange all) {
+tl::Tensor gathered_qkv(tl::Ctx& tl, const StepPlan& s, const tl::Tensor& gathered) {
   const LayerForm& f = s.form;
   const std::uint32_t features = (f.g + 2) * f.head_dim;
-  if (f.qkv_splits == 1) return tl.load(gathered, {all.begin, features});
+  if (f.qkv_splits == 1) return tl.rows(gathered, 0, features);
   const std::uint32_t blocks = s.cubes * s.pes / f.qkv_splits, block = f.qkv_cols * f.batch;
-  const tl::Tensor parts = tl.view(tl.load(gathered, all), {blocks, static_cast<std::int64_t>(f.qkv_splits) * block});
+  const tl::Tensor parts = tl.view(gathered, {blocks, static_cast<std::int64_t>(f.qkv_splits) * block});
   tl::Tensor sum = tl.cols(parts, 0, block);
   for (std::uint32_t k = 1; k < f.qkv_splits; ++k) {
     const tl::Tensor next = tl.cols(parts, k * block, block);  // one op a statement
@@ -61,7 +61,9 @@ tl::Tensor gathered_qkv(tl::Ctx& tl, const StepPlan& s, const DeviceTensor& gath
 
 // Steps 1-4 on a rank of a KV head's group, from the normalised n [B, h] in the weights'
 // dtype: its partial sum of the attention block's output, [B, h].
-tl::Tensor attention(tl::Ctx& tl, const StepPlan& s, const LayerWeights& w, const Role& role, const tl::Tensor& n) {
+// `qkv`: its QKV weights, preloaded, or none.
+tl::Tensor attention(tl::Ctx& tl, const StepPlan& s, const LayerWeights& w, const Role& role, const tl::Tensor& n,
+                     const nn::Preloaded* qkv_ahead) {
   const LayerForm& f = s.form;
   const std::uint32_t d = f.head_dim, gd = f.g * d, b = f.batch, sip = tl.sip().value;
   const gqa::DecodeGroup& t = *role.tensors;
@@ -72,16 +74,20 @@ tl::Tensor attention(tl::Ctx& tl, const StepPlan& s, const LayerWeights& w, cons
     if (f.qkv_bias) bias = load_mine(tl, w.qkv_bias);
     const std::uint32_t inputs = f.hidden / f.qkv_splits;
     const tl::Tensor part = tl.cols(n, role.rank % f.qkv_splits * inputs, inputs);
-    const tl::Tensor mine = nn::linear(tl, part, ref_mine(tl, w.qkv_t), f.qkv_bias ? &bias : nullptr);
+    const tl::Tensor mine = nn::linear(tl, part, ref_mine(tl, w.qkv_t), f.qkv_bias ? &bias : nullptr, 0, qkv_ahead);
     tl.wait(mine);  // each phase's time is its own op's (the breakdown by op)
-    // Each rank's columns go into its part of the group's buffer transposed, [qkv_cols, B],
-    // so the gathered buffer is, block by block, the splits' partial [Q | K | V]^T.
+    // Each rank's columns go into its part of the group's buffer (in the TCM) transposed,
+    // [qkv_cols, B], so the gathered buffer is, block by block, the splits' partial
+    // [Q | K | V]^T.
     tl.phase("qkv_gather");
-    const DeviceTensor& gathered = s.qkv_buffer.at(sip);
-    const RowRange all = tl.shard_rows(gathered);
-    tl.store(gathered, {all.begin + std::uint64_t{role.rank} * f.qkv_cols, f.qkv_cols}, tl.trans(mine));
-    collectives::run(tl, role.group->gather_qkv, s.qkv_buffer);
-    const tl::Tensor qkv = tl.trans(gathered_qkv(tl, s, gathered, all));  // [B, (G + 2) d]
+    const tl::Tensor gathered = tl.empty({s.cubes * s.pes * f.qkv_cols, b}, DType::fp32, "qkv_gather");
+    const tl::Tensor own = tl.trans(mine);
+    tl.copy(own, tl.rows(gathered, role.rank * f.qkv_cols, f.qkv_cols));
+    {
+      const auto gather = tl.scratch_scope();
+      collectives::run_in_tcm(tl, role.group->gather_qkv, gathered);
+    }
+    const tl::Tensor qkv = tl.trans(gathered_qkv(tl, s, gathered));  // [B, (G + 2) d]
     tl.phase("rope");
     const tl::Tensor cos = load_mine(tl, s.rope_cos.at(sip));
     const tl::Tensor sin = load_mine(tl, s.rope_sin.at(sip));
@@ -105,12 +111,17 @@ tl::Tensor attention(tl::Ctx& tl, const StepPlan& s, const LayerWeights& w, cons
   // A rank's copy of O holds the rows it stored and zeros elsewhere: summed over the
   // group, each rank keeps its slice of the features, [o_cols, B].
   tl.phase("o_scatter");
-  const DeviceTensor& scattered = s.o_buffer.at(sip);
-  const RowRange whole = tl.shard_rows(scattered);
+  const std::uint32_t rows = s.cubes * s.pes * f.o_cols;  // gd and the last rank's padding
+  const tl::Tensor scattered = tl.empty({rows, b}, DType::fp32, "o_scatter");
   const tl::Tensor o = tl.cast(tl.load(t.o, {0, std::uint64_t{b} * f.g}), DType::fp32);
-  tl.store(scattered, {whole.begin, gd}, tl.trans(tl.view(o, {b, gd})));
-  collectives::run(tl, role.group->scatter_o, s.o_buffer);
-  const tl::Tensor slice = tl.trans(tl.load(scattered, {whole.begin + std::uint64_t{role.rank} * f.o_cols, f.o_cols}));
+  const tl::Tensor o_t = tl.trans(tl.view(o, {b, gd}));
+  tl.copy(o_t, tl.rows(scattered, 0, gd));
+  if (rows > gd) tl.fill(tl.rows(scattered, gd, rows - gd), 0.0f);
+  {
+    const auto scatter = tl.scratch_scope();
+    collectives::run_in_tcm(tl, role.group->scatter_o, scattered);
+  }
+  const tl::Tensor slice = tl.trans(tl.rows(scattered, role.rank * f.o_cols, f.o_cols));
   tl.phase("o_proj");
   const tl::Tensor in = tl.cast(slice, w.o_t.dtype());  // one op a statement: arguments have no order
   return nn::linear(tl, in, ref_mine(tl, w.o_t));
@@ -131,19 +142,40 @@ tl::Tensor normalized(tl::Ctx& tl, const tl::Tensor& x, const DeviceTensor& norm
   return n;
 }
 
-void decoder_layer(tl::Ctx& tl, const StepPlan& s, const LayerWeights& w, const tl::Tensor& x) {
+namespace {
+
+// The same with the norm's rows already loaded.
+tl::Tensor normalized(tl::Ctx& tl, const tl::Tensor& x, const tl::Tensor& norm, const LayerForm& f, DType dtype) {
+  const tl::Tensor n = tl.empty(x.shape(), dtype, "normalized");
+  const auto scope = tl.scratch_scope();
+  tl.copy(normalize(tl, x, norm, f), n);
+  return n;
+}
+
+}  // namespace
+
+void decoder_layer(tl::Ctx& tl, const StepPlan& s, const LayerWeights& w, const tl::Tensor& x, const QkvAhead* ahead) {
   const LayerForm& f = s.form;
   const auto layer = tl.scratch_scope();
-  // The partial sums of every PE, all-reduced in the TCM, added to x.
+  // A block's output, x plus every PE's partial sum, is all-reduced in place in x, in the
+  // TCM: x holds the PE's partial (the first rank's plus x itself) until the sum replaces
+  // it. Meanwhile the DMA loads the next op's first weights (a load queues behind the
+  // DMA's earlier ones, so the next norm's weights go first).
   const Shape rows{static_cast<std::int64_t>(x.elements() / s.all_reduce.cols), s.all_reduce.cols};
-  const tl::Tensor sum = tl.empty(rows, DType::fp32, "partial_sum");
+  const bool first = tl.coord() == s.all_reduce.ranks.front().front();
+  auto hand_in = [&](const tl::Tensor& partial) {
+    tl.wait(partial);  // each phase's time is its own op's (the breakdown by op)
+    if (first) tl.add(x, partial, &x);
+    else tl.copy(partial, x);
+  };
   auto add_up = [&](const char* phase) {
     tl.phase(phase);
-    {
-      const auto scope = tl.scratch_scope();
-      collectives::run_in_tcm(tl, s.all_reduce, sum);
-    }
-    tl.add(x, tl.view(sum, x.shape()), &x);
+    const auto scope = tl.scratch_scope();
+    collectives::run_in_tcm(tl, s.all_reduce, tl.view(x, rows));
+  };
+  auto last_add_up = [&](const char* phase) {
+    if (ahead && ahead->next) nn::preload_into(tl, ref_mine(tl, ahead->next->qkv_t), ahead->stage);
+    add_up(phase);
   };
   const DType weights = w.down_t.dtype();
   const std::optional<Role> role = role_of(tl, s, w);
@@ -152,24 +184,49 @@ void decoder_layer(tl::Ctx& tl, const StepPlan& s, const LayerWeights& w, const 
     tl.phase("attn_norm");
     const tl::Tensor n = normalized(tl, x, w.attn_norm, f, weights);
     // A PE outside every group (a placement that leaves cubes idle) adds nothing.
-    tl::Tensor partial = role ? attention(tl, s, w, *role, n) : tl.full(x.shape(), 0.0f);
+    const nn::Preloaded* qkv = ahead && ahead->mine ? &ahead->stage : nullptr;
+    tl::Tensor partial = role ? attention(tl, s, w, *role, n, qkv) : tl.full(x.shape(), 0.0f);
     if (f.parallel) {
       partial = tl.add(partial, nn::mlp_partial(tl, n, mlp_share(tl, w, f)));
     }
-    tl.wait(partial);
-    tl.copy(tl.view(partial, rows), sum);
+    hand_in(partial);
   }
-  add_up("attn_all_reduce");
-  if (f.parallel) return;
+  if (f.parallel) return last_add_up("attn_all_reduce");
   {
     const auto scope = tl.scratch_scope();
-    tl.phase("mlp_norm");
-    const tl::Tensor n = normalized(tl, x, w.mlp_norm, f, weights);
-    const tl::Tensor partial = nn::mlp_partial(tl, n, mlp_share(tl, w, f));
-    tl.wait(partial);
-    tl.copy(tl.view(partial, rows), sum);
+    nn::MlpShare mlp = mlp_share(tl, w, f);
+    const tl::Tensor hidden = nn::mlp_hidden(tl, x, mlp);
+    {
+      const auto stages = tl.scratch_scope();  // the preloaded stages, until the up projections used them
+      const tl::Tensor mlp_norm = load_mine(tl, w.mlp_norm);
+      const nn::Preloaded up = nn::preload(tl, mlp.up_t, f.mlp_ahead);
+      const nn::Preloaded gate = f.gated ? nn::preload(tl, mlp.gate_t, f.mlp_ahead) : nn::Preloaded{};
+      mlp.up_ahead = &up;
+      if (f.gated) mlp.gate_ahead = &gate;
+      add_up("attn_all_reduce");
+      tl.phase("mlp_norm");
+      nn::mlp_features(tl, normalized(tl, x, mlp_norm, f, weights), mlp, hidden);
+    }
+    hand_in(nn::mlp_down(tl, hidden, mlp));
   }
-  add_up("mlp_all_reduce");
+  last_add_up("mlp_all_reduce");
+}
+
+void decoder_layers(tl::Ctx& tl, const StepPlan& s, const std::vector<std::vector<LayerWeights>>& layers,
+                    const tl::Tensor& x) {
+  const std::uint32_t sip = tl.sip().value;
+  const auto frame = tl.persistent_scope();
+  QkvAhead ahead;
+  if (s.form.qkv_ahead && !layers.empty()) {
+    const tl::Tensor qkv = ref_mine(tl, layers.front().at(sip).qkv_t);
+    ahead.stage = nn::plan_preload(tl, qkv, s.form.qkv_ahead);
+    ahead.stage.stage = tl.persistent({ahead.stage.stage_rows, qkv.cols()}, qkv.dtype(), "qkv_ahead");
+  }
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    ahead.next = ahead.stage.rows && i + 1 < layers.size() ? &layers[i + 1].at(sip) : nullptr;
+    decoder_layer(tl, s, layers[i].at(sip), x, &ahead);
+    ahead.mine = ahead.next != nullptr;
+  }
 }
 
 }  // namespace kb::layer

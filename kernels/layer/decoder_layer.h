@@ -39,6 +39,9 @@ struct LayerForm : Block {
   // every rank the parts, which it adds.
   std::uint32_t qkv_cols = 0, qkv_splits = 1;
   std::uint32_t o_cols = 0;    // a group rank's features of the group's attention output (padded)
+  // Bytes the DMA preloads while an all-reduce runs in the TCM: the next layer's QKV
+  // weights (during the MLP's), each of the MLP's streams (during the attention's).
+  std::uint64_t qkv_ahead = 0, mlp_ahead = 0;
 };
 
 // A SIP's tensors of one layer. Norms: [n, h] on every PE (n = 1 row for RMSNorm,
@@ -74,14 +77,24 @@ struct StepPlan {
   std::uint32_t cubes = 1, pes = 1;  // a group's cubes, and PEs per cube
   std::vector<GroupPlan> groups;
   collectives::Plan all_reduce;          // over every PE of the run
-  std::vector<DeviceTensor> qkv_buffer;  // [PEs * ranks * qkv_cols, B] fp32: a PE's shard all of a group's features
-  std::vector<DeviceTensor> o_buffer;    // [PEs * ranks * o_cols, B] fp32
   std::vector<DeviceTensor> rope_cos, rope_sin;  // [PEs * B, d / 2] replicated
   std::vector<Append> appends;
 };
 
+// The QKV weights' stage the layers share: each layer's arrive in it during the last
+// all-reduce of the layer before (docs/models.md, Overlap).
+struct QkvAhead {
+  nn::Preloaded stage;
+  bool mine = false;                   // this layer's are in it
+  const LayerWeights* next = nullptr;  // the layer to load it for, once this one's are used
+};
+
 // One layer on this PE: x [B, h] fp32 in TCM is updated in place to the layer's output.
-void decoder_layer(tl::Ctx& tl, const StepPlan& s, const LayerWeights& w, const tl::Tensor& x);
+void decoder_layer(tl::Ctx& tl, const StepPlan& s, const LayerWeights& w, const tl::Tensor& x,
+                   const QkvAhead* ahead = nullptr);
+// The layers in order (per layer, per SIP id), each preloading the next one's QKV weights.
+void decoder_layers(tl::Ctx& tl, const StepPlan& s, const std::vector<std::vector<LayerWeights>>& layers,
+                    const tl::Tensor& x);
 
 // The norm of a layer from this PE's copy of `norm` (RMSNorm: its weight row; LayerNorm:
 // weight and bias rows), converted to `dtype` (the GEMMs'), its temporaries freed.

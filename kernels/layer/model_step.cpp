@@ -46,7 +46,7 @@ void model_step(tl::Ctx& tl, const StepPlan& s, const Ends& e, const std::vector
     const auto scope = tl.scratch_scope();
     collectives::run_in_tcm(tl, s.all_reduce, tl.view(x, {b * f.hidden / s.all_reduce.cols, s.all_reduce.cols}));
   }
-  for (const std::vector<LayerWeights>& layer : layers) decoder_layer(tl, s, layer.at(sip), x);
+  decoder_layers(tl, s, layers, x);
   next_tokens(tl, e, f, x);
 }
 

@@ -6,6 +6,7 @@
 // of the block (inside the SIPs and over their links) adds the partials, and every PE
 // ends with x + MLP(norm(x)), the next block's input, whole.
 #include "kernels/collectives/collective.h"
+#include "kernels/nn/linear.h"
 #include "kernels/tl/ctx.h"
 
 namespace kb::nn {
@@ -20,12 +21,22 @@ struct MlpShare {
   tl::Tensor down_t;    // ref: [i, h], its i columns of W_down, transposed: W_down^T's rows
   Activation act = Activation::Silu;
   float eps = 1e-5f;
+  // up_t's and gate_t's first tiles, loaded ahead (nn::preload), or none.
+  const Preloaded* up_ahead = nullptr;
+  const Preloaded* gate_ahead = nullptr;
 };
 
 // This PE's partial sum of the MLP: n [B, h], normalised and in the weights' dtype, through
 // its features of the up (and gate) projection, the activation and its columns of W_down.
 // Returns [B, h], fp32; the sum over every PE's is the MLP's output.
 tl::Tensor mlp_partial(tl::Ctx& tl, const tl::Tensor& n, const MlpShare& w);
+// Its steps, for a caller that frees what the first needs before the second:
+// the activated features' buffer [B, i] in W_down's dtype;
+tl::Tensor mlp_hidden(tl::Ctx& tl, const tl::Tensor& n, const MlpShare& w);
+// the up (and gate) projections and the activation into it, their temporaries freed;
+void mlp_features(tl::Ctx& tl, const tl::Tensor& n, const MlpShare& w, const tl::Tensor& hidden);
+// its share of the output: hidden [B, i] x (W_down's columns)^T [i, h], [B, h] fp32.
+tl::Tensor mlp_down(tl::Ctx& tl, const tl::Tensor& hidden, const MlpShare& w);
 
 // x [B, h] in TCM on every PE of the plan's ranks (one PE a rank). The partial sums are
 // all-reduced in the TCM, as rows of the plan's `cols` (narrow rows let the all-reduce

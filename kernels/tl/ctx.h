@@ -37,6 +37,9 @@ struct CompositeOpts {
   // buffers (more buffers, deeper prefetch). Default: a new scratch buffer of two
   // (which the enclosing scope then waits for).
   const Tensor* stage = nullptr;
+  // The stage's first rows already hold b's first `preloaded_rows` (Ctx::preload): the
+  // stream starts after them. A whole number of tiles, or all of b.
+  std::uint32_t preloaded_rows = 0;
 };
 
 class Ctx;
@@ -105,6 +108,10 @@ class Ctx {
   // GEMMs: c = a x b (b [k, n]) or a x b^T (trans_b, b [n, k]); fp32 result.
   Tensor composite(const Tensor& a, const Tensor& b, const CompositeOpts& opts = {});
   Tensor dot(const Tensor& a, const Tensor& b, bool trans_b = false);
+  // A composite's stream started early: the first `rows` rows of the ref b loaded now
+  // into the first rows of `stage` (while a collective runs, say); a composite on b with
+  // this stage and opts.preloaded_rows = rows streams only the rest.
+  void preload(const Tensor& b, std::uint32_t rows, const Tensor& stage);
   // Elementwise with row/column broadcast of b; fp32 result (or into `out`).
   Tensor add(const Tensor& a, const Tensor& b, const Tensor* out = nullptr);
   Tensor sub(const Tensor& a, const Tensor& b, const Tensor* out = nullptr);

@@ -42,11 +42,19 @@ Tensor Ctx::gemm_into(const Tensor& a, const Tensor& b, const CompositeOpts& opt
     out = alloc({m, n}, DType::fp32, Arena::Scratch, op.str());
   }
   Tensor stage;
+  if (opts.preloaded_rows && (!composite || !b.is_ref() || !opts.stage))
+    fail(op, "preloaded_rows needs a composite streaming a ref through a given stage");
   if (b.is_ref()) {
     const std::uint32_t tile = std::min<std::uint32_t>(opts.tile_rows, std::max<std::uint32_t>(b.rows(), 1));
+    if (opts.preloaded_rows > b.rows() || (opts.preloaded_rows % tile && opts.preloaded_rows != b.rows()) ||
+        (opts.stage && opts.preloaded_rows < b.rows() && opts.stage->rows() < opts.preloaded_rows + 2 * tile))
+      fail(op, "preloaded_rows " + std::to_string(opts.preloaded_rows) + " of b's " + std::to_string(b.rows()) +
+                   ": a whole number of tiles of " + std::to_string(tile) +
+                   " rows (or all of b), with two more tiles' room in the stage for the rest");
     if (opts.stage) {
       check(*opts.stage, op, "stage");
-      if (opts.stage->dtype() != b.dtype() || opts.stage->cols() != b.cols() || opts.stage->rows() < 2 * tile)
+      const std::uint32_t least = opts.preloaded_rows == b.rows() ? b.rows() : 2 * tile;  // all of b preloaded: no stream
+      if (opts.stage->dtype() != b.dtype() || opts.stage->cols() != b.cols() || opts.stage->rows() < least)
         fail(op, "stage is " + shape_text(opts.stage->shape()) + " " + dtype_name(opts.stage->dtype()) +
                      "; streaming b needs at least [" + std::to_string(2 * tile) + ", " +
                      std::to_string(b.cols()) + "] " + dtype_name(b.dtype()));
@@ -80,9 +88,11 @@ Tensor Ctx::gemm_into(const Tensor& a, const Tensor& b, const CompositeOpts& opt
     c.b.cols = b.cols();
     c.tile_rows = std::min<std::uint32_t>(opts.tile_rows, std::max<std::uint32_t>(b.rows(), 1));
     c.stage_buffers = stage.rows() / c.tile_rows;
+    c.preloaded_tiles = (opts.preloaded_rows + c.tile_rows - 1) / c.tile_rows;
+    if (opts.preloaded_rows == b.rows()) c.stage_buffers = c.preloaded_tiles;  // the last tile may be short
     c.stage = view_of(stage);
     c.stage.rows = c.tile_rows;
-    r.bytes = b.bytes();
+    r.bytes = b.bytes() - std::uint64_t{opts.preloaded_rows} * c.b_row_bytes;  // the preloaded rows came by their own load
   } else {
     c.kind = Command::Kind::Gemm;
     c.b = view_of(b);
@@ -97,6 +107,13 @@ Tensor Ctx::gemm_into(const Tensor& a, const Tensor& b, const CompositeOpts& opt
 
 Tensor Ctx::composite(const Tensor& a, const Tensor& b, const CompositeOpts& opts) {
   return gemm_into(a, b, opts, true);
+}
+
+void Ctx::preload(const Tensor& b, std::uint32_t rows, const Tensor& stage) {
+  if (!b.is_ref()) fail("preload", "b must be an HBM ref");
+  if (rows > b.rows()) fail("preload", std::to_string(rows) + " rows of a ref of " + std::to_string(b.rows()));
+  const Tensor head = row_slice("preload", stage, 0, rows);
+  load(b.ref_->tensor, {b.ref_->rows.begin, rows}, &head);
 }
 
 Tensor Ctx::dot(const Tensor& a, const Tensor& b, bool trans_b) {

@@ -143,6 +143,9 @@ struct Command {
   // buffers at `stage`, one after the other.
   std::uint32_t tile_rows = 0;
   std::uint32_t stage_buffers = 2;
+  // The first tiles already in the staging buffers (loaded earlier, tile t in buffer t):
+  // their GEMMs need no load, and the stream starts at the next.
+  std::uint32_t preloaded_tiles = 0;
   std::uint64_t b_row_bytes = 0;
   TcmView stage;  // one staging buffer; the others follow it
   // Composite: its GEMMs wait until this command (the DMA load of a) has been served;

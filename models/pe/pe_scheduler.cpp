@@ -210,9 +210,7 @@ void PeScheduler::served(tlm::tlm_generic_payload& gp) {
   const std::uint32_t tile = done.tile;
   gp.release();
   if (done.kind == Command::Kind::DmaRead) {
-    const CommandHandle& after = CommandExtension::of(*c.macro).after;
-    if (after && !after->served) c.held.emplace_back(tile, done.path);
-    else issue_gemm(c, tile, done.path);
+    tile_ready(c, tile, done.path);
     return;
   }
   ++c.gemms_done;
@@ -297,7 +295,16 @@ void PeScheduler::start_composite(tlm::tlm_generic_payload& gp) {
   c.subs.reserve(2 * c.tiles);  // a load and a GEMM a tile, never moved (they point to c)
   PathAccount path = cmd.path;
   path.enter(cmd.op_id);
-  for (std::uint32_t t = 0; t < std::min(c.tiles, cmd.stage_buffers); ++t) issue_load(c, t, path);
+  const std::uint32_t preloaded = std::min(cmd.preloaded_tiles, c.tiles);
+  c.loads = preloaded;
+  for (std::uint32_t t = preloaded; t < std::min(c.tiles, cmd.stage_buffers); ++t) issue_load(c, t, path);
+  for (std::uint32_t t = 0; t < preloaded; ++t) tile_ready(c, t, path);
+}
+
+void PeScheduler::tile_ready(Composite& c, std::uint32_t tile, const PathAccount& path) {
+  const CommandHandle& after = CommandExtension::of(*c.macro).after;
+  if (after && !after->served) c.held.emplace_back(tile, path);
+  else issue_gemm(c, tile, path);
 }
 
 void PeScheduler::issue_load(Composite& c, std::uint32_t tile, const PathAccount& path) {

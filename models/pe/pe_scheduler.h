@@ -98,6 +98,8 @@ class PeScheduler : public sc_core::sc_module {
   void finished(tlm::tlm_generic_payload& macro, Command& cmd, sc_core::sc_time started);  // respond to the CPU
   void issue_load(Composite& c, std::uint32_t tile, const PathAccount& path);
   void issue_gemm(Composite& c, std::uint32_t tile, const PathAccount& path);
+  // A tile is in its staging buffer: its GEMM goes, or waits for the macro's `after`.
+  void tile_ready(Composite& c, std::uint32_t tile, const PathAccount& path);
   void issue_sub(Command& sub, InitiatorPort& port, const PathAccount& path);
 
   PeTcm& tcm_;

@@ -59,6 +59,23 @@ TEST(TlErrors, UseAfterScratchScope) {
   expect_has(msg, kWho + std::string("op 'exp': operand 'full' is used after its scratch scope ended"));
 }
 
+TEST(TlErrors, PreloadedRowsNotWholeTiles) {
+  Machine m("small_1sip_2x2x2", false);
+  const DeviceTensor b = m.rt.empty("b", {256, 64}, DType::bf16, DPPolicy::replicate(1, 2, 2));
+  const std::string msg = error_of(m, [&](tl::Ctx& tl) {
+    const tl::Tensor w = tl.ref(b, tl.shard_rows(b));
+    const tl::Tensor stage = tl.empty({256, 64}, DType::bf16);
+    tl.preload(w, 48, stage);
+    tl::CompositeOpts o;
+    o.tile_rows = 32;
+    o.stage = &stage;
+    o.preloaded_rows = 48;
+    tl.composite(tl.full({1, 256}, 1.0f), w, o);
+  });
+  expect_has(msg, kWho);
+  expect_has(msg, "preloaded_rows 48 of b's 256: a whole number of tiles of 32 rows (or all of b)");
+}
+
 TEST(TlErrors, ShapeMismatch) {
   Machine m("small_1sip_2x2x2", false);
   const std::string msg = error_of(m, [](tl::Ctx& tl) { tl.dot(tl.full({4, 8}, 1), tl.full({4, 8}, 1)); });

@@ -186,6 +186,36 @@ TEST(TlNumerics, CastToBf16RoundsToNearestEven) {
   EXPECT_EQ(got[3], -2.5f);
 }
 
+// A composite whose first tiles were preloaded into its stage gives the bits of one that
+// streamed them all, whether a part of b or all of it (a short last tile) was preloaded.
+TEST(TlNumerics, APreloadedCompositeIsTheStreamedOne) {
+  Machine m;
+  const DPPolicy here = DPPolicy::replicate(1, 1, 0);
+  const DeviceTensor a = m.rt.from_host("a", test::random_host({4, 200}, 11), DType::bf16, here);
+  const DeviceTensor b = m.rt.from_host("b", test::random_host({200, 48}, 12), DType::bf16, here);
+  std::vector<DeviceTensor> out;
+  for (const char* n : {"streamed", "part", "all"}) out.push_back(m.rt.empty(n, {4, 48}, DType::fp32, here));
+  m.rt.launch(SipId(0), "preload", test::on_pe(PeCoord{SipId(0), CubeId(0), PeId(0)}, [&](tl::Ctx& tl) {
+    const tl::Tensor x = tl.load(a, {0, 4});
+    const tl::Tensor w = tl.ref(b, {0, 200});
+    for (std::uint32_t i = 0; i < 3; ++i) {
+      const auto scope = tl.scratch_scope();
+      const std::uint32_t preloaded = i == 0 ? 0 : i == 1 ? 96 : 200;  // tiles of 32 rows
+      const tl::Tensor stage = tl.empty({std::max<std::int64_t>(preloaded, 96) + 64, 48}, DType::bf16, "stage");
+      if (preloaded) tl.preload(w, preloaded, stage);
+      tl::CompositeOpts o;
+      o.tile_rows = 32;
+      o.stage = &stage;
+      o.preloaded_rows = preloaded;
+      tl.store(out[i], {0, 4}, tl.composite(x, w, o));
+    }
+  }));
+  m.rt.run();
+  const std::vector<float> streamed = m.rt.read(out[0]).data;
+  EXPECT_EQ(m.rt.read(out[1]).data, streamed);
+  EXPECT_EQ(m.rt.read(out[2]).data, streamed);
+}
+
 TEST(TlNumerics, MessagesCarryTheirBytes) {
   Machine m;
   const HostTensor h = test::random_host({8, 32}, 9);

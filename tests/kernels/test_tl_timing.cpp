@@ -174,6 +174,39 @@ TEST(TlTiming, AStreamedCompositeStreamsWhileItsALoads) {
   EXPECT_EQ(c.end, load.issue + dma(2 * kKTileBytes) + 8 * kGemmTile);
 }
 
+TEST(TlTiming, APreloadedCompositeStartsWithItsGemms) {
+  // K's first 4 tiles loaded ahead into the stage (as while a collective runs): the
+  // composite's GEMMs start at once and tile 4 streams under them, so it takes the 8 GEMM
+  // tiles alone, the DMA tile it paid above no more; the preload and the stream each read
+  // 4 tiles.
+  Machine m("small_1sip_2x2x2", false);
+  const DPPolicy here = DPPolicy::replicate(1, 1, 0);
+  const DeviceTensor q = m.rt.empty("q", {128, 128}, DType::bf16, here);
+  const DeviceTensor k = m.rt.empty("k", {1024, 128}, DType::bf16, here);
+  m.rt.launch(SipId(0), "composite", test::on_pe(kPe, [&](tl::Ctx& tl) {
+    const tl::Tensor tq = tl.load(q, {0, 128});
+    const tl::Tensor kt = tl.ref(k, {0, 1024});
+    const tl::Tensor stage = tl.empty({6 * 128, 128}, DType::bf16, "stage");
+    tl.preload(kt, 4 * 128, stage);
+    tl.wait(tq);
+    tl.wait(stage);
+    tl::CompositeOpts o;
+    o.trans_b = true;
+    o.tile_rows = 128;
+    o.stage = &stage;
+    o.preloaded_rows = 4 * 128;
+    tl.wait(tl.composite(tq, kt, o));
+  }));
+  m.rt.run();
+  const OpRecord& c = *m.rt.op_log().select("gemm", "composite").at(0);
+  EXPECT_EQ(c.end - c.issue, 8 * kGemmTile);
+  std::uint64_t streamed = 0;
+  for (const OpRecord* r : m.rt.op_log().select("dma"))
+    if (r->tensor == "k" && r->id != c.id) streamed += r->bytes;
+  EXPECT_EQ(streamed, 4 * kKTileBytes) << "the preload's load";
+  EXPECT_EQ(c.bytes, 4 * kKTileBytes) << "the composite's stream";
+}
+
 TEST(TlTiming, AWriteWaitsOnlyForReadersOfItsRows) {
   // A send reads rows [0, 4) of a buffer; filling rows [4, 8) goes at once, refilling
   // rows [0, 4) waits for the send.

@@ -5,6 +5,7 @@
 #include <numeric>
 #include <tuple>
 
+#include "kernels/nn/linear.h"
 #include "kernels/nn/rope.h"
 #include "workloads/models/weight_slices.h"
 
@@ -54,7 +55,32 @@ layer::LayerForm form_of(const StepConfig& c, const Geometry& geo, const Topolog
   }
   f.o_cols = ceil_div(std::uint64_t{f.g} * m.head_dim, geo.ranks);
   static_cast<layer::Block&>(f) = block_of(m);
+  // What the all-reduces leave the DMA to preload (bf16 weights), in the TCM the MLP
+  // leaves: its up and gate streams' staging, and, a request, x, the partial sums and the
+  // norm's temporaries (22 bytes a hidden feature) and the features up, gate, activated
+  // and their temporaries (18 an intermediate one). A preloaded byte saves its streaming
+  // time only while the stream is slower than its GEMMs (a row of up to gemm.cols weights a
+  // cycle, for 16 requests): the next layer's QKV weights up to that, then the MLP's two
+  // streams, each up to that, share the rest.
+  const std::uint32_t ic = mlp_cols(c, geo.sip_pes * static_cast<std::uint32_t>(c.devices.size()));
+  const std::uint64_t tcm = topo.pe.tcm_bytes, streams = (f.gated ? 2 : 1) * nn::stream_stage_bytes(topo, ic, DType::bf16);
+  const std::uint64_t held = streams + f.batch * (22 * std::uint64_t{f.hidden} + 18 * std::uint64_t{ic}) + 16 * 1024;
+  const std::uint64_t free = held < tcm ? tcm - held : 0;
+  auto past_gemm = [&](std::uint64_t rows, std::uint64_t cols) {  // a stream's bytes beyond its GEMMs'
+    const std::uint64_t gemm = ceil_div(cols, topo.pe.gemm.cols) * ceil_div(f.batch, topo.pe.gemm.rows);
+    const std::uint64_t row = 2 * cols, during = gemm * topo.cube.hbm.bytes_per_cycle;
+    return row > during ? rows * (row - during) : 0;
+  };
+  f.qkv_ahead = std::min(past_gemm(f.hidden / f.qkv_splits, f.qkv_cols), free / 4);
+  const std::uint64_t qkv_stage = qkv_stage_bytes(f, topo);
+  f.mlp_ahead = std::min(past_gemm(f.hidden, ic), (free - std::min(free, qkv_stage)) / 2);
   return f;
+}
+
+std::uint64_t qkv_stage_bytes(const layer::LayerForm& f, const Topology& topo) {
+  if (!f.qkv_ahead) return 0;
+  const bool all = f.qkv_ahead >= std::uint64_t{f.hidden} / f.qkv_splits * f.qkv_cols * 2;
+  return f.qkv_ahead + (all ? 0 : nn::stream_stage_bytes(topo, f.qkv_cols, DType::bf16));  // the rest's stream
 }
 
 std::uint32_t mlp_cols(const StepConfig& c, std::uint32_t pes) { return ceil_div(c.model.intermediate, pes); }
@@ -154,7 +180,8 @@ layer::LayerWeights place_layer(RuntimeContext& rt, const StepConfig& c, const G
   return w;
 }
 
-gqa::BatchConfig attention_config(const StepConfig& c, const Geometry& geo) {
+gqa::BatchConfig attention_config(const StepConfig& c, const Geometry& geo, const layer::LayerForm& f,
+                                  const Topology& topo) {
   gqa::BatchConfig a;
   a.h_q = c.model.heads_q;
   a.h_kv = c.model.heads_kv;
@@ -169,9 +196,9 @@ gqa::BatchConfig attention_config(const StepConfig& c, const Geometry& geo) {
   a.devices = c.devices;
   a.o_every_rank = true;
   // Through the attention a PE keeps x (fp32), its normalised copy (bf16) and the group's
-  // Q, K and V in their few forms, with the RoPE tables.
+  // Q, K and V in their few forms, with the RoPE tables, beside the next layer's QKV stage.
   const std::uint64_t b = c.batch(), h = c.model.hidden, d = c.model.head_dim;
-  a.tcm_reserved = b * (6 * h + 16 * std::uint64_t{a.g() + 2} * d + 8 * d) + 16 * 1024;
+  a.tcm_reserved = b * (6 * h + 16 * std::uint64_t{a.g() + 2} * d + 8 * d) + 16 * 1024 + qkv_stage_bytes(f, topo);
   return a;
 }
 

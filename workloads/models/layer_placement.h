@@ -51,7 +51,10 @@ std::uint32_t mlp_cols(const StepConfig& c, std::uint32_t pes);
 layer::LayerWeights place_layer(RuntimeContext& rt, const StepConfig& c, const Geometry& geo, const layer::LayerForm& f,
                                 std::uint32_t di, SipId sip, std::uint32_t index, const LayerValues* values);
 // Batched decode's configuration for the step's attention.
-gqa::BatchConfig attention_config(const StepConfig& c, const Geometry& geo);
+gqa::BatchConfig attention_config(const StepConfig& c, const Geometry& geo, const layer::LayerForm& f,
+                                  const Topology& topo);
+// The TCM the stage of the QKV weights preloaded for the next layer takes at most.
+std::uint64_t qkv_stage_bytes(const layer::LayerForm& f, const Topology& topo);
 // A layer's caches before the step in batched decode's varlen layout, the new rows zero.
 gqa::BatchInputs cache_inputs(const StepConfig& c, const LayerValues& v);
 // The step's collectives: each group's, and the all-reduce over every PE of the run.

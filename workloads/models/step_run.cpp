@@ -146,7 +146,7 @@ TpPlan check_step(const StepConfig& c, const Topology& topo) {
   const Geometry geo(topo, m.heads_kv, sips);
   StepConfig placed = c;
   placed.devices = gqa::run_devices(c.devices, topo);
-  gqa::validate(attention_config(placed, geo), topo);
+  gqa::validate(attention_config(placed, geo, form_of(placed, geo, topo), topo), topo);
   return tp;
 }
 
@@ -219,10 +219,6 @@ StepResult run_step(RuntimeContext& rt, const StepConfig& c, const StepValues* v
   plan_collectives(s, topo, geo, res.devices);
   const std::uint32_t b = cfg.batch(), sips = topo.system.sips;
   const DPPolicy every = DPPolicy::replicate(topo.cubes_per_sip(), geo.cube_pes);
-  const DPPolicy dealt = DPPolicy::shard2d(topo.cubes_per_sip(), geo.cube_pes);
-  const std::int64_t pes = geo.sip_pes;
-  s.qkv_buffer.resize(sips);
-  s.o_buffer.resize(sips);
   s.rope_cos.resize(sips);
   s.rope_sin.resize(sips);
   std::vector<std::int64_t> positions;
@@ -230,13 +226,11 @@ StepResult run_step(RuntimeContext& rt, const StepConfig& c, const StepValues* v
   const nn::RopeTables rope = nn::rope_tables(positions, m.head_dim, m.rope_theta, m.rope_scaling);
   for (const SipId sip : res.devices) {
     const std::uint32_t i = sip.value;
-    s.qkv_buffer[i] = rt.empty("qkv_gather", {pes * geo.ranks * f.qkv_cols, b}, DType::fp32, dealt, sip);
-    s.o_buffer[i] = rt.empty("o_scatter", {pes * geo.ranks * f.o_cols, b}, DType::fp32, dealt, sip);
     s.rope_cos[i] = rt.from_host("rope_cos", rope.cos, DType::fp32, every, sip);
     s.rope_sin[i] = rt.from_host("rope_sin", rope.sin, DType::fp32, every, sip);
   }
   // Each layer's weights and cache; the pages are dealt alike for every layer.
-  const gqa::BatchConfig attention = attention_config(cfg, geo);
+  const gqa::BatchConfig attention = attention_config(cfg, geo, f, topo);
   std::optional<gqa::BatchInputs> caches;
   if (values) caches = cache_inputs(cfg, values->layer);
   std::vector<std::vector<layer::LayerWeights>> layers(cfg.layers, std::vector<layer::LayerWeights>(sips));
@@ -268,7 +262,7 @@ StepResult run_step(RuntimeContext& rt, const StepConfig& c, const StepValues* v
       if (c.ends) return layer::model_step(tl, s, ends, layers);
       const tl::Tensor x = tl.persistent({b, f.hidden}, DType::fp32, "x");
       tl.load(x_in[sip.value], tl.shard_rows(x_in[sip.value]), &x);
-      for (const auto& layer : layers) layer::decoder_layer(tl, s, layer.at(sip.value), x);
+      layer::decoder_layers(tl, s, layers, x);
       if (tl.coord() == first) tl.store(y_out[sip.value], tl.shard_rows(y_out[sip.value]), x);
     });
   measure(rt, f.parallel, res);
