@@ -61,12 +61,17 @@ tl::Tensor gathered_qkv(tl::Ctx& tl, const StepPlan& s, const tl::Tensor& gather
 
 // Steps 1-4 on a rank of a KV head's group, from the normalised n [B, h] in the weights'
 // dtype: its partial sum of the attention block's output, [B, h].
-// `qkv`: its QKV weights, preloaded, or none.
+// `qkv_ahead`: its QKV weights' first tiles, preloaded, or none.
 tl::Tensor attention(tl::Ctx& tl, const StepPlan& s, const LayerWeights& w, const Role& role, const tl::Tensor& n,
                      const nn::Preloaded* qkv_ahead) {
   const LayerForm& f = s.form;
   const std::uint32_t d = f.head_dim, gd = f.g * d, b = f.batch, sip = tl.sip().value;
   const gqa::DecodeGroup& t = *role.tensors;
+  // W_o^T's first tiles load while the group's collectives run in the TCM, from the
+  // gather of Q, K and V on (the DMA is idle there), into a stage kept through the attention.
+  const tl::Tensor o_w = ref_mine(tl, w.o_t);
+  nn::Preloaded o_ahead = nn::plan_preload(tl, o_w, f.o_ahead);
+  if (o_ahead.rows) o_ahead.stage = tl.empty({o_ahead.stage_rows, o_w.cols()}, o_w.dtype(), "stage");
   {
     const auto scope = tl.scratch_scope();  // Q, K and V are in HBM when it ends
     tl.phase("qkv_proj");
@@ -80,17 +85,24 @@ tl::Tensor attention(tl::Ctx& tl, const StepPlan& s, const LayerWeights& w, cons
     // [qkv_cols, B], so the gathered buffer is, block by block, the splits' partial
     // [Q | K | V]^T.
     tl.phase("qkv_gather");
+    // (RoPE's tables first: a load queues behind the DMA's earlier ones.)
+    const tl::Tensor cos = load_mine(tl, s.rope_cos.at(sip));
+    const tl::Tensor sin = load_mine(tl, s.rope_sin.at(sip));
+    nn::preload_into(tl, o_w, o_ahead);
     const tl::Tensor gathered = tl.empty({s.cubes * s.pes * f.qkv_cols, b}, DType::fp32, "qkv_gather");
     const tl::Tensor own = tl.trans(mine);
     tl.copy(own, tl.rows(gathered, role.rank * f.qkv_cols, f.qkv_cols));
     {
-      const auto gather = tl.scratch_scope();
-      collectives::run_in_tcm(tl, role.group->gather_qkv, gathered);
+      const std::uint32_t cube = role.rank / s.pes, block = s.pes * f.qkv_cols;
+      {
+        const auto in_cube = tl.scratch_scope();
+        collectives::run_in_tcm(tl, role.group->gather_qkv.in_cube.at(cube), tl.rows(gathered, cube * block, block));
+      }
+      const auto across = tl.scratch_scope();
+      collectives::run_in_tcm(tl, role.group->gather_qkv.across, gathered);
     }
     const tl::Tensor qkv = tl.trans(gathered_qkv(tl, s, gathered));  // [B, (G + 2) d]
     tl.phase("rope");
-    const tl::Tensor cos = load_mine(tl, s.rope_cos.at(sip));
-    const tl::Tensor sin = load_mine(tl, s.rope_sin.at(sip));
     const tl::Tensor q = tl.cast(nn::rope(tl, tl.cols(qkv, 0, gd), cos, sin, f.g, d), t.q.dtype());
     const tl::Tensor k = nn::rope(tl, tl.cols(qkv, gd, d), cos, sin, 1, d);
     const tl::Tensor v = tl.cols(qkv, gd + d, d);
@@ -111,20 +123,26 @@ tl::Tensor attention(tl::Ctx& tl, const StepPlan& s, const LayerWeights& w, cons
   // A rank's copy of O holds the rows it stored and zeros elsewhere: summed over the
   // group, each rank keeps its slice of the features, [o_cols, B].
   tl.phase("o_scatter");
+  const tl::Tensor o_in = tl.load(t.o, {0, std::uint64_t{b} * f.g});
   const std::uint32_t rows = s.cubes * s.pes * f.o_cols;  // gd and the last rank's padding
   const tl::Tensor scattered = tl.empty({rows, b}, DType::fp32, "o_scatter");
-  const tl::Tensor o = tl.cast(tl.load(t.o, {0, std::uint64_t{b} * f.g}), DType::fp32);
+  const tl::Tensor o = tl.cast(o_in, DType::fp32);
   const tl::Tensor o_t = tl.trans(tl.view(o, {b, gd}));
   tl.copy(o_t, tl.rows(scattered, 0, gd));
   if (rows > gd) tl.fill(tl.rows(scattered, gd, rows - gd), 0.0f);
   {
-    const auto scatter = tl.scratch_scope();
-    collectives::run_in_tcm(tl, role.group->scatter_o, scattered);
+    const std::uint32_t cube = role.rank / s.pes, block = s.pes * f.o_cols;
+    {
+      const auto across = tl.scratch_scope();
+      collectives::run_in_tcm(tl, role.group->scatter_o.across, scattered);
+    }
+    const auto in_cube = tl.scratch_scope();
+    collectives::run_in_tcm(tl, role.group->scatter_o.in_cube.at(cube), tl.rows(scattered, cube * block, block));
   }
   const tl::Tensor slice = tl.trans(tl.rows(scattered, role.rank * f.o_cols, f.o_cols));
   tl.phase("o_proj");
   const tl::Tensor in = tl.cast(slice, w.o_t.dtype());  // one op a statement: arguments have no order
-  return nn::linear(tl, in, ref_mine(tl, w.o_t));
+  return nn::linear(tl, in, o_w, nullptr, 0, &o_ahead);
 }
 
 tl::Tensor normalize(tl::Ctx& tl, const tl::Tensor& x, const tl::Tensor& norm, const LayerForm& f) {
@@ -174,7 +192,11 @@ void decoder_layer(tl::Ctx& tl, const StepPlan& s, const LayerWeights& w, const 
     collectives::run_in_tcm(tl, s.all_reduce, tl.view(x, rows));
   };
   auto last_add_up = [&](const char* phase) {
-    if (ahead && ahead->next) nn::preload_into(tl, ref_mine(tl, ahead->next->qkv_t), ahead->stage);
+    if (ahead && ahead->next) {
+      const DeviceTensor& norm = ahead->next->attn_norm;
+      tl.load(norm, tl.shard_rows(norm), &ahead->norm);
+      nn::preload_into(tl, ref_mine(tl, ahead->next->qkv_t), ahead->stage);
+    }
     add_up(phase);
   };
   const DType weights = w.down_t.dtype();
@@ -182,9 +204,10 @@ void decoder_layer(tl::Ctx& tl, const StepPlan& s, const LayerWeights& w, const 
   {
     const auto scope = tl.scratch_scope();
     tl.phase("attn_norm");
-    const tl::Tensor n = normalized(tl, x, w.attn_norm, f, weights);
+    const bool preloaded = ahead && ahead->mine;
+    const tl::Tensor n = preloaded ? normalized(tl, x, ahead->norm, f, weights) : normalized(tl, x, w.attn_norm, f, weights);
     // A PE outside every group (a placement that leaves cubes idle) adds nothing.
-    const nn::Preloaded* qkv = ahead && ahead->mine ? &ahead->stage : nullptr;
+    const nn::Preloaded* qkv = preloaded ? &ahead->stage : nullptr;
     tl::Tensor partial = role ? attention(tl, s, w, *role, n, qkv) : tl.full(x.shape(), 0.0f);
     if (f.parallel) {
       partial = tl.add(partial, nn::mlp_partial(tl, n, mlp_share(tl, w, f)));
@@ -218,9 +241,13 @@ void decoder_layers(tl::Ctx& tl, const StepPlan& s, const std::vector<std::vecto
   const auto frame = tl.persistent_scope();
   QkvAhead ahead;
   if (s.form.qkv_ahead && !layers.empty()) {
-    const tl::Tensor qkv = ref_mine(tl, layers.front().at(sip).qkv_t);
+    const LayerWeights& first = layers.front().at(sip);
+    const tl::Tensor qkv = ref_mine(tl, first.qkv_t);
     ahead.stage = nn::plan_preload(tl, qkv, s.form.qkv_ahead);
     ahead.stage.stage = tl.persistent({ahead.stage.stage_rows, qkv.cols()}, qkv.dtype(), "qkv_ahead");
+    const RowRange norm = tl.shard_rows(first.attn_norm);
+    ahead.norm = tl.persistent({static_cast<std::int64_t>(norm.count), static_cast<std::int64_t>(first.attn_norm.cols())},
+                               first.attn_norm.dtype(), "attn_norm_ahead");
   }
   for (std::size_t i = 0; i < layers.size(); ++i) {
     ahead.next = ahead.stage.rows && i + 1 < layers.size() ? &layers[i + 1].at(sip) : nullptr;

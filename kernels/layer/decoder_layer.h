@@ -39,9 +39,10 @@ struct LayerForm : Block {
   // every rank the parts, which it adds.
   std::uint32_t qkv_cols = 0, qkv_splits = 1;
   std::uint32_t o_cols = 0;    // a group rank's features of the group's attention output (padded)
-  // Bytes the DMA preloads while an all-reduce runs in the TCM: the next layer's QKV
-  // weights (during the MLP's), each of the MLP's streams (during the attention's).
-  std::uint64_t qkv_ahead = 0, mlp_ahead = 0;
+  // Bytes the DMA preloads while a collective runs in the TCM: the next layer's QKV
+  // weights (during the MLP's all-reduce), each of the MLP's streams (during the
+  // attention's), W_o's (during the scatter of O).
+  std::uint64_t qkv_ahead = 0, mlp_ahead = 0, o_ahead = 0;
 };
 
 // A SIP's tensors of one layer. Norms: [n, h] on every PE (n = 1 row for RMSNorm,
@@ -63,11 +64,21 @@ struct Append {
   std::uint64_t row = 0;
 };
 
-// A KV head's group, and its collectives.
+// A group collective in two levels: among the PEs of each of the group's cubes (by its
+// place in the group), on the cube's block of the buffer, and among the cubes (a rank a
+// cube, its PEs the lanes), on all of it: (P - 1) + (cubes - 1) messages a PE where one
+// level over the group's cubes x P ranks sends cubes x P - 1.
+struct TwoLevel {
+  std::vector<collectives::Plan> in_cube;
+  collectives::Plan across;
+};
+
+// A KV head's group, and its collectives: the all-gather of Q, K and V (in the cube, then
+// across), the reduce-scatter of O (across, then in the cube).
 struct GroupPlan {
   SipId sip;
   std::uint32_t cube_start = 0;
-  collectives::Plan gather_qkv, scatter_o;
+  TwoLevel gather_qkv, scatter_o;
 };
 
 // What every layer of a step shares: the collectives and their buffers (per SIP, indexed
@@ -82,10 +93,11 @@ struct StepPlan {
 };
 
 // The QKV weights' stage the layers share: each layer's arrive in it during the last
-// all-reduce of the layer before (docs/models.md, Overlap).
+// all-reduce of the layer before (docs/models.md, Overlap), after its norm's weights.
 struct QkvAhead {
   nn::Preloaded stage;
-  bool mine = false;                   // this layer's are in it
+  tl::Tensor norm;                     // the attention norm's rows
+  bool mine = false;                   // this layer's are in them
   const LayerWeights* next = nullptr;  // the layer to load it for, once this one's are used
 };
 

@@ -56,15 +56,18 @@ layer::LayerForm form_of(const StepConfig& c, const Geometry& geo, const Topolog
   f.o_cols = ceil_div(std::uint64_t{f.g} * m.head_dim, geo.ranks);
   static_cast<layer::Block&>(f) = block_of(m);
   // What the all-reduces leave the DMA to preload (bf16 weights), in the TCM the MLP
-  // leaves: its up and gate streams' staging, and, a request, x, the partial sums and the
-  // norm's temporaries (22 bytes a hidden feature) and the features up, gate, activated
-  // and their temporaries (18 an intermediate one). A preloaded byte saves its streaming
+  // leaves: its up and gate streams' staging, the next attention norm's weights (4 bytes
+  // a hidden feature a row) and, a request, x, the partial sums and the norm's
+  // temporaries (22 bytes a hidden feature) and the features up, gate, activated and their
+  // temporaries (18 an intermediate one). A preloaded byte saves its streaming
   // time only while the stream is slower than its GEMMs (a row of up to gemm.cols weights a
   // cycle, for 16 requests): the next layer's QKV weights up to that, then the MLP's two
-  // streams, each up to that, share the rest.
+  // streams, each up to that, share the rest; W_o's, taken back before the MLP, as much.
   const std::uint32_t ic = mlp_cols(c, geo.sip_pes * static_cast<std::uint32_t>(c.devices.size()));
   const std::uint64_t tcm = topo.pe.tcm_bytes, streams = (f.gated ? 2 : 1) * nn::stream_stage_bytes(topo, ic, DType::bf16);
-  const std::uint64_t held = streams + f.batch * (22 * std::uint64_t{f.hidden} + 18 * std::uint64_t{ic}) + 16 * 1024;
+  const std::uint64_t held =
+      streams + (f.layer_norm ? 8 : 4) * std::uint64_t{f.hidden} + f.batch * (22 * std::uint64_t{f.hidden} + 18 * std::uint64_t{ic}) +
+      16 * 1024;
   const std::uint64_t free = held < tcm ? tcm - held : 0;
   auto past_gemm = [&](std::uint64_t rows, std::uint64_t cols) {  // a stream's bytes beyond its GEMMs'
     const std::uint64_t gemm = ceil_div(cols, topo.pe.gemm.cols) * ceil_div(f.batch, topo.pe.gemm.rows);
@@ -74,6 +77,17 @@ layer::LayerForm form_of(const StepConfig& c, const Geometry& geo, const Topolog
   f.qkv_ahead = std::min(past_gemm(f.hidden / f.qkv_splits, f.qkv_cols), free / 4);
   const std::uint64_t qkv_stage = qkv_stage_bytes(f, topo);
   f.mlp_ahead = std::min(past_gemm(f.hidden, ic), (free - std::min(free, qkv_stage)) / 2);
+  f.o_ahead = std::min(past_gemm(f.o_cols, f.hidden), (free - std::min(free, qkv_stage)) / 2);  // freed before the MLP's
+  // The attention plans its tiles beside the stages it keeps: they give way, W_o's first,
+  // where its tiles would not fit.
+  for (std::uint64_t* ahead : {&f.o_ahead, &f.qkv_ahead}) {
+    try {
+      gqa::validate(attention_config(c, geo, f, topo), topo);
+      break;
+    } catch (const ConfigError&) {
+      *ahead = 0;
+    }
+  }
   return f;
 }
 
@@ -196,9 +210,11 @@ gqa::BatchConfig attention_config(const StepConfig& c, const Geometry& geo, cons
   a.devices = c.devices;
   a.o_every_rank = true;
   // Through the attention a PE keeps x (fp32), its normalised copy (bf16) and the group's
-  // Q, K and V in their few forms, with the RoPE tables, beside the next layer's QKV stage.
+  // Q, K and V in their few forms, with the RoPE tables, beside the next layer's QKV stage
+  // and W_o's.
   const std::uint64_t b = c.batch(), h = c.model.hidden, d = c.model.head_dim;
-  a.tcm_reserved = b * (6 * h + 16 * std::uint64_t{a.g() + 2} * d + 8 * d) + 16 * 1024 + qkv_stage_bytes(f, topo);
+  const std::uint64_t o_stage = f.o_ahead ? f.o_ahead + nn::stream_stage_bytes(topo, f.hidden, DType::bf16) : 0;
+  a.tcm_reserved = b * (6 * h + 16 * std::uint64_t{a.g() + 2} * d + 8 * d) + 16 * 1024 + qkv_stage_bytes(f, topo) + o_stage;
   return a;
 }
 
@@ -232,21 +248,34 @@ void plan_collectives(layer::StepPlan& s, const Topology& topo, const Geometry& 
   for (const SipId sip : devices)
     for (const std::uint32_t start : geo.starts) {
       const gqa::GroupGeometry g = gqa::GroupGeometry::of(start, geo.heads.cubes, topo.mesh());
-      collectives::Request q;
-      for (std::uint32_t i = 0; i < g.cubes(); ++i)
-        for (std::uint32_t p = 0; p < geo.heads.pes; ++p) q.ranks.push_back({PeCoord{sip, g.cube_at(i), PeId(p)}});
-      q.cols = f.batch;
       layer::GroupPlan plan{sip, start, {}, {}};
-      q.op = collectives::Op::AllGather;
-      q.algorithm = collectives::Algorithm::OneShot;
-      q.bytes = std::uint64_t{geo.ranks} * f.qkv_cols * f.batch * 4;
-      plan.gather_qkv = collectives::make_plan(topo, q);
-      plan.gather_qkv.tag = 1000;
-      q.op = collectives::Op::ReduceScatter;
-      q.algorithm = collectives::Algorithm::OneShot;
-      q.bytes = std::uint64_t{geo.ranks} * f.o_cols * f.batch * 4;
-      plan.scatter_o = collectives::make_plan(topo, q);
-      plan.scatter_o.tag = 2000;
+      // Two levels, one_shot each: among a cube's PEs on its block of the buffer, and among
+      // the cubes (a rank a cube, its PEs the lanes) on all of it; `cols` features a rank.
+      auto level = [&](collectives::Op op, std::uint32_t cols, std::uint32_t tag) {
+        layer::TwoLevel two;
+        collectives::Request q;
+        q.op = op;
+        q.algorithm = collectives::Algorithm::OneShot;
+        q.cols = f.batch;
+        q.bytes = std::uint64_t{geo.heads.pes} * cols * f.batch * 4;
+        for (std::uint32_t i = 0; i < g.cubes(); ++i) {
+          q.ranks.clear();
+          for (std::uint32_t p = 0; p < geo.heads.pes; ++p) q.ranks.push_back({PeCoord{sip, g.cube_at(i), PeId(p)}});
+          two.in_cube.push_back(collectives::make_plan(topo, q));
+          two.in_cube.back().tag = tag;
+        }
+        q.ranks.clear();
+        for (std::uint32_t i = 0; i < g.cubes(); ++i) {
+          q.ranks.emplace_back();
+          for (std::uint32_t p = 0; p < geo.heads.pes; ++p) q.ranks.back().push_back(PeCoord{sip, g.cube_at(i), PeId(p)});
+        }
+        q.bytes = std::uint64_t{geo.heads.pes} * geo.ranks * cols * f.batch * 4;
+        two.across = collectives::make_plan(topo, q);
+        two.across.tag = tag + 200;
+        return two;
+      };
+      plan.gather_qkv = level(collectives::Op::AllGather, f.qkv_cols, 1000);
+      plan.scatter_o = level(collectives::Op::ReduceScatter, f.o_cols, 2000);
       s.groups.push_back(std::move(plan));
     }
   collectives::Request all;
