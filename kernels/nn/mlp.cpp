@@ -12,21 +12,19 @@ tl::Tensor mlp_hidden(tl::Ctx& tl, const tl::Tensor& n, const MlpShare& w) {
 
 void mlp_features(tl::Ctx& tl, const tl::Tensor& n, const MlpShare& w, const tl::Tensor& hidden) {
   const auto scope = tl.scratch_scope();
-  {
-    // The GEMMs take the weights' dtype in (bf16 in, fp32 out: the engine's). Each step
-    // opens a phase, which a layer's breakdown by op reads.
-    tl.phase("up_gate_proj");
-    const tl::Tensor up = linear(tl, n, w.up_t, nullptr, 0, w.up_ahead);
-    const tl::Tensor gate = w.gate_t.valid() ? linear(tl, n, w.gate_t, nullptr, 0, w.gate_ahead) : tl::Tensor();
-    // The projections' time is theirs, not the activation's that would wait for them.
-    tl.wait(up);
-    if (gate.valid()) tl.wait(gate);
-    tl.phase("activation");
-    if (gate.valid())
-      tl.copy(w.act == Activation::Silu ? swiglu(tl, gate, up) : geglu(tl, gate, up), hidden);
-    else
-      tl.copy(w.act == Activation::Silu ? silu(tl, up) : gelu(tl, up), hidden);
-  }
+  // The GEMMs take the weights' dtype in (bf16 in, fp32 out: the engine's). Each step
+  // opens a phase, which a layer's breakdown by op reads.
+  tl.phase("up_gate_proj");
+  const tl::Tensor up = linear(tl, n, w.up_t, nullptr, 0, w.up_ahead);
+  const tl::Tensor gate = w.gate_t.valid() ? linear(tl, n, w.gate_t, nullptr, 0, w.gate_ahead) : tl::Tensor();
+  // The projections' time is theirs, not the activation's that would wait for them.
+  tl.wait(up);
+  if (gate.valid()) tl.wait(gate);
+  tl.phase("activation");
+  if (gate.valid())
+    tl.copy(w.act == Activation::Silu ? swiglu(tl, gate, up) : geglu(tl, gate, up), hidden);
+  else
+    tl.copy(w.act == Activation::Silu ? silu(tl, up) : gelu(tl, up), hidden);
 }
 
 tl::Tensor mlp_down(tl::Ctx& tl, const tl::Tensor& hidden, const MlpShare& w) {

@@ -46,8 +46,9 @@ Tensor Ctx::gemm_into(const Tensor& a, const Tensor& b, const CompositeOpts& opt
     fail(op, "preloaded_rows needs a composite streaming a ref through a given stage");
   if (b.is_ref()) {
     const std::uint32_t tile = std::min<std::uint32_t>(opts.tile_rows, std::max<std::uint32_t>(b.rows(), 1));
-    if (opts.preloaded_rows > b.rows() || (opts.preloaded_rows % tile && opts.preloaded_rows != b.rows()) ||
-        (opts.stage && opts.preloaded_rows < b.rows() && opts.stage->rows() < opts.preloaded_rows + 2 * tile))
+    if (opts.preloaded_rows && (opts.preloaded_rows > b.rows() ||
+                                (opts.preloaded_rows % tile && opts.preloaded_rows != b.rows()) ||
+                                (opts.preloaded_rows < b.rows() && opts.stage->rows() < opts.preloaded_rows + 2 * tile)))
       fail(op, "preloaded_rows " + std::to_string(opts.preloaded_rows) + " of b's " + std::to_string(b.rows()) +
                    ": a whole number of tiles of " + std::to_string(tile) +
                    " rows (or all of b), with two more tiles' room in the stage for the rest");
@@ -56,7 +57,7 @@ Tensor Ctx::gemm_into(const Tensor& a, const Tensor& b, const CompositeOpts& opt
       const std::uint32_t least = opts.preloaded_rows == b.rows() ? b.rows() : 2 * tile;  // all of b preloaded: no stream
       if (opts.stage->dtype() != b.dtype() || opts.stage->cols() != b.cols() || opts.stage->rows() < least)
         fail(op, "stage is " + shape_text(opts.stage->shape()) + " " + dtype_name(opts.stage->dtype()) +
-                     "; streaming b needs at least [" + std::to_string(2 * tile) + ", " +
+                     "; streaming b needs at least [" + std::to_string(least) + ", " +
                      std::to_string(b.cols()) + "] " + dtype_name(b.dtype()));
       prepare_write(*opts.stage);
       stage = *opts.stage;

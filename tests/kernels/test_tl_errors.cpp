@@ -59,19 +59,31 @@ TEST(TlErrors, UseAfterScratchScope) {
   expect_has(msg, kWho + std::string("op 'exp': operand 'full' is used after its scratch scope ended"));
 }
 
-TEST(TlErrors, PreloadedRowsNotWholeTiles) {
+// A composite streaming a ref b [256, 64] in tiles of 32 rows through a stage of
+// `stage_rows`, its first `preloaded` rows preloaded there: the error it stops with.
+std::string stream_error(std::uint32_t stage_rows, std::uint32_t preloaded) {
   Machine m("small_1sip_2x2x2", false);
   const DeviceTensor b = m.rt.empty("b", {256, 64}, DType::bf16, DPPolicy::replicate(1, 2, 2));
-  const std::string msg = error_of(m, [&](tl::Ctx& tl) {
+  return error_of(m, [&](tl::Ctx& tl) {
     const tl::Tensor w = tl.ref(b, tl.shard_rows(b));
-    const tl::Tensor stage = tl.empty({256, 64}, DType::bf16);
-    tl.preload(w, 48, stage);
+    const tl::Tensor stage = tl.empty({stage_rows, 64}, DType::bf16);
+    if (preloaded) tl.preload(w, preloaded, stage);
     tl::CompositeOpts o;
     o.tile_rows = 32;
     o.stage = &stage;
-    o.preloaded_rows = 48;
+    o.preloaded_rows = preloaded;
     tl.composite(tl.full({1, 256}, 1.0f), w, o);
   });
+}
+
+TEST(TlErrors, StageTooSmallForAStream) {
+  const std::string msg = stream_error(32, 0);
+  expect_has(msg, kWho);
+  expect_has(msg, "stage is [32, 64] bf16; streaming b needs at least [64, 64] bf16");
+}
+
+TEST(TlErrors, PreloadedRowsNotWholeTiles) {
+  const std::string msg = stream_error(256, 48);
   expect_has(msg, kWho);
   expect_has(msg, "preloaded_rows 48 of b's 256: a whole number of tiles of 32 rows (or all of b)");
 }

@@ -75,9 +75,9 @@ layer::LayerForm form_of(const StepConfig& c, const Geometry& geo, const Topolog
     return row > during ? rows * (row - during) : 0;
   };
   f.qkv_ahead = std::min(past_gemm(f.hidden / f.qkv_splits, f.qkv_cols), free / 4);
-  const std::uint64_t qkv_stage = qkv_stage_bytes(f, topo);
-  f.mlp_ahead = std::min(past_gemm(f.hidden, ic), (free - std::min(free, qkv_stage)) / 2);
-  f.o_ahead = std::min(past_gemm(f.o_cols, f.hidden), (free - std::min(free, qkv_stage)) / 2);  // freed before the MLP's
+  const std::uint64_t half_rest = (free - std::min(free, qkv_stage_bytes(f, topo))) / 2;
+  f.mlp_ahead = std::min(past_gemm(f.hidden, ic), half_rest);
+  f.o_ahead = std::min(past_gemm(f.o_cols, f.hidden), half_rest);  // freed before the MLP's
   // The attention plans its tiles beside the stages it keeps: they give way, W_o's first,
   // where its tiles would not fit.
   for (std::uint64_t* ahead : {&f.o_ahead, &f.qkv_ahead}) {
