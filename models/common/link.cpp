@@ -38,6 +38,10 @@ void Link::record_to(Waveform& wave) {
 }
 
 sc_core::sc_time reserve_path(const LinkPath& links, sc_core::sc_time earliest, std::uint64_t bytes) {
+  // A transfer without data (a read's request, a write's response) travels on the control
+  // wires, as AXI's address and response channels and a NoC's response network run
+  // beside the data: it waits behind no data.
+  if (bytes == 0) return earliest;
   sc_core::sc_time start = earliest;
   for (const Link* l : links) start = std::max(start, l->free_at());
   for (Link* l : links) l->hold(start, bytes);

@@ -55,7 +55,8 @@ class Link {
 using LinkPath = boost::container::static_vector<Link*, 2>;
 
 // Reserves every link of a path for the same transfer: start = the earliest time, no
-// earlier than `earliest`, at which all of them are free. Returns that start.
+// earlier than `earliest`, at which all of them are free. Returns that start. A transfer
+// of no bytes holds nothing and starts at `earliest`.
 sc_core::sc_time reserve_path(const LinkPath& links, sc_core::sc_time earliest, std::uint64_t bytes);
 
 // Bytes a payload carries in each direction: write data travels with the request,

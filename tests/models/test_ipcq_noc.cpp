@@ -1,5 +1,7 @@
 // Theory vs measured for messages: IPCQ inside a cube, the NOC across cubes,
 // XY paths and link contention.
+#include <array>
+
 #include <gtest/gtest.h>
 
 #include "models/sip/system.h"
@@ -48,6 +50,35 @@ TEST(Ipcq, MessageInsideACubeTakesFabricLatencyPlusSerialisation) {
   const auto& fabric = sys.sip(SipId(0)).cube(CubeId(1)).fabric;
   EXPECT_EQ(fabric.pe_tx(PeId(0)).bytes(), n);
   EXPECT_EQ(fabric.pe_rx(PeId(1)).bytes(), n);
+}
+
+// A write's response carries no data: it goes back beside the data wires (as AXI's write
+// response channel does), so a message is answered when it lands even while its receiver
+// is sending on its own port. PE 0 sends 4 KiB to PE 1, which starts its own 4 KiB to
+// PE 2 before PE 0's lands: PE 0's send still ends at latency + serialisation + latency.
+TEST(Ipcq, AMessageIsAnsweredWhileItsReceiverSends) {
+  const Topology topo = test::topology("llama70b_4sip");
+  System sys("system", topo);
+  const std::uint64_t n = 4096, ser = test::ceil_div(n, 32), latency = 16;
+  // Cube 0: the message alone; cube 1: its receiver sending meanwhile.
+  std::array<sc_core::sc_time, 2> done;
+  for (std::uint32_t cube : {0u, 1u}) {
+    const Command to_1 = send(CubeId(cube), PeId(1), n, 1);
+    sys.pe(pe_at(cube, 0)).cpu.load([&done, to_1, cube](PeCpu& cpu) {
+      cpu.wait(cpu.issue(to_1));
+      done[cube] = sc_core::sc_time_stamp();
+    });
+  }
+  const Command to_2 = send(CubeId(1), PeId(2), n, 2);
+  sys.pe(pe_at(1, 1)).cpu.load([to_2, ser](PeCpu& cpu) {
+    cpu.spend(ser / 2);  // its port is busy when PE 0's message lands
+    cpu.wait(cpu.issue(to_2));
+  });
+  sc_core::sc_start();
+  const std::uint64_t alone = test::cycles(done[0], topo);
+  EXPECT_EQ(test::cycles(done[1], topo), alone);
+  EXPECT_GE(alone, latency + ser + latency);
+  EXPECT_LT(alone, latency + ser + latency + ser / 2);
 }
 
 // A PE's messages reuse pooled payloads and their extensions: each must carry only its

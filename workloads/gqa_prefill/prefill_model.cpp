@@ -58,9 +58,9 @@ PrefillModel prefill_model(const PrefillShape& shape, bool causal, const Topolog
       const bool resident = chunks.size() <= PrefillBuffers::kChunks;
       m.hbm = std::max(m.hbm, (resident ? keys * kv_row : tiles * keys * kv_row) / hbm_bw);
     }
-    // Every row in and out of every PE: four messages per visit, each crossing the fabric
-    // latency twice.
-    m.fabric = 2 * rows * (q_row + state_row) / fabric_bw + tiles * 4 * 2 * fabric_lat;
+    // Every row into every PE and out of it, on the port's two directions at once: four
+    // messages per visit, each crossing the fabric latency twice.
+    m.fabric = rows * (q_row + state_row) / fabric_bw + tiles * 4 * 2 * fabric_lat;
     m.noc = rows * (q_row + state_row) / noc_bw;             // and once over every ring link
     m.fill = hbm_lat + std::min<double>(shape.chunk_rows, static_cast<double>(shape.s) / n) * d * esz / hbm_bw;
     // With one tile per rank a tile's state travels while its next PE has nothing else.
@@ -83,11 +83,11 @@ PrefillModel prefill_model(const PrefillShape& shape, bool causal, const Topolog
       windows = std::max(windows, static_cast<double>(rank.size()) * std::ceil(chunks.size() / 2.0));
     }
     const double s = static_cast<double>(shape.s), block = s / c;
-    // A PE's port: shared slices, its slice in and out on the ring and the other P - 1 in
-    // and its own out to P - 1 PEs; whole chunks, every chunk in and out.
+    // A PE's port, each direction (they run at once): shared slices, its slice in on the
+    // ring and the other P - 1 in (out: its slice on the ring and to the P - 1 PEs);
+    // whole chunks, every chunk in (and out).
     const double messages = 2.0 * chunks.size() * (plan.shared_slices ? 2 + 2 * (p - 1) : 2);  // K and V each
-    m.fabric = (plan.shared_slices ? c * (2 * block / p + 2 * block * (p - 1) / p) : 2 * s) * kv_row / fabric_bw +
-               messages * 2 * fabric_lat;
+    m.fabric = (plan.shared_slices ? c * block : s) * kv_row / fabric_bw + messages * 2 * fabric_lat;
     m.noc = (plan.shared_slices || plan.kv_split ? s : s * p) * kv_row / noc_bw;
     // Each tile's query rows and state come in once per window of two chunks and go back.
     m.hbm = windows * plan.tile_rows() * (q_row + 2 * state_row) / hbm_bw;
