@@ -153,8 +153,10 @@ void run_home(tl::Ctx& tl, const Plan& plan, Home& home, std::uint32_t rank, std
     return members;
   };
   Lane in_sip = lane_of(mine, k);
+  const std::vector<std::uint32_t> cycle = sip_ring(plan.ranks, mine, tl.mesh());
   std::vector<std::uint32_t> order(m);
-  for (std::uint32_t i = 0; i < m; ++i) order[i] = (lane % 2) ? m - 1 - i : i;  // lanes alternate directions
+  for (std::uint32_t i = 0; i < m; ++i)
+    order[i] = cycle[(lane % 2) ? m - 1 - i : i];  // lanes alternate directions
   const std::uint32_t t = plan.tag;
   const SipLevels levels = sip_levels(plan.ranks, mine, tl.mesh());
   if (plan.op == Op::AllReduce && levels.two_level()) {

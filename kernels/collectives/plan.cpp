@@ -314,6 +314,10 @@ std::vector<std::vector<std::uint32_t>> rings_of(const Topology& topo, const std
     while (std::next_permutation(order.begin() + 1, order.end()));
     return rings;
   }
+  // One SIP's ranks, a cube each: around the mesh's Hamiltonian cycle (sip_ring).
+  bool one_sip = true;
+  for (const Rank& r : ranks) one_sip = one_sip && r[0].sip == ranks[0][0].sip;
+  if (one_sip) order = sip_ring(ranks, order, topo.mesh());
   rings.push_back(order);
   if (n > 2) rings.emplace_back(order.rbegin(), order.rend());
   return rings;
@@ -390,6 +394,15 @@ SipLevels sip_levels(const std::vector<Rank>& ranks, const std::vector<std::uint
   return lv;
 }
 
+std::vector<std::uint32_t> sip_ring(const std::vector<Rank>& ranks,
+                                    const std::vector<std::uint32_t>& members, const Mesh& mesh) {
+  const SipLevels lv = sip_levels(ranks, members, mesh);
+  if (lv.cubes.size() == members.size() && !lv.mesh.empty()) return lv.mesh[0][0];  // a rank a cube
+  std::vector<std::uint32_t> order(members.size());
+  std::iota(order.begin(), order.end(), 0u);
+  return order;
+}
+
 Tree tree_of(Algorithm a) {
   return a == Algorithm::Ring ? Tree::Chain : a == Algorithm::Tree ? Tree::Binary : Tree::Star;
 }
@@ -431,16 +444,17 @@ Estimate estimate(const Topology& topo, const Plan& p, std::uint64_t bytes) {
   } else {
     const Hierarchy h = hierarchy_of(p.ranks);
     const auto m = static_cast<double>(h.local.at(0).size());
-    std::vector<std::vector<std::uint32_t>> local_rings{{}};
-    for (std::uint32_t i = 0; i < m; ++i) local_rings[0].push_back(i);
+    std::vector<std::uint32_t> first(static_cast<std::size_t>(m));
+    for (std::uint32_t i = 0; i < m; ++i) first[i] = i;
+    // The lanes' rings alternate directions, as run_home's do.
+    const std::vector<std::uint32_t> ring = sip_ring(h.local[0], first, topo.mesh());
+    const std::vector<std::vector<std::uint32_t>> local_rings{ring, {ring.rbegin(), ring.rend()}};
     auto add = [&](const Estimate& s) {
       e.bandwidth += s.bandwidth;
       e.chain += s.chain;
       e.hbm = std::max(e.hbm, s.hbm);
       e.cycles += std::max(s.bandwidth, s.chain);
     };
-    std::vector<std::uint32_t> first(static_cast<std::size_t>(m));
-    for (std::uint32_t i = 0; i < m; ++i) first[i] = i;
     const SipLevels lv = sip_levels(h.local[0], first, topo.mesh());
     if (p.op == Op::AllReduce && lv.two_level()) {
       // Each cube's ranks, then level by level the ranks at one place across the cubes

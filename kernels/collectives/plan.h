@@ -54,6 +54,12 @@ struct SipLevels {
   bool two_level() const { return cubes.size() > 1 && cubes[0].size() > 1; }
 };
 SipLevels sip_levels(const std::vector<Rank>& ranks, const std::vector<std::uint32_t>& members, const Mesh& mesh);
+// The order a SIP's ranks (`members`, by their places among them) go round a one-level
+// ring: around the Hamiltonian cycle of the mesh when each rank is a cube and they fill
+// it, so that every step is one hop (in rank order, 3 -> 4 and 15 -> 0 cross the mesh and
+// share its links), else in rank order.
+std::vector<std::uint32_t> sip_ring(const std::vector<Rank>& ranks,
+                                    const std::vector<std::uint32_t>& members, const Mesh& mesh);
 
 // The plan for a request: `auto` resolved to the algorithm with the smallest estimate.
 // Throws std::invalid_argument for a request the machine cannot run (an algorithm the

@@ -36,24 +36,28 @@ void project_qkv(tl::Ctx& tl, const PrefillPlan& s, const PrefillWeights& w, con
   if (cube.heads > 0) {
     // Q of the cube's heads, padded to the most any cube has (the shards' columns).
     const tl::Tensor out = tl.empty({most, f.heads * d}, DType::fp32, "q");
-    std::size_t next = 0;
-    for (const RowRange b : blocks(runs, f.block_rows)) {
+    for (const RowRange b : row_blocks(h.rows, f.block_rows, tl.topology().pe.gemm.rows)) {
       const auto inner = tl.scratch_scope();
       const tl::Tensor qb = tl.rows(out, 0, u32(b.count));
       column_parallel(tl, h, f, a, b, w.wq, qb, in);
       if (f.qkv_bias) tl.add(qb, q_bias, &qb);
       const tl::Tensor cos = rope_rows(s.rope_cos, b), sin = rope_rows(s.rope_sin, b);
       const tl::Tensor rotated = tl.cast(nn::rope(tl, qb, cos, sin, f.heads, d), q.dtype());
-      // Each run's rows, head by head.
-      for (; next < runs.size() && runs[next].row < b.end(); ++next) {
-        const TokenRun& r = runs[next];
+      // Each run's rows the block holds, head by head.
+      for (const TokenRun& r : runs) {
+        const std::uint64_t first = std::max(r.row, b.begin),
+                            end = std::min(r.row + r.count, b.end());
+        if (first >= end) continue;
         for (std::uint32_t j = 0; j < cube.heads; ++j) {
           const tl::Tensor head =
-              tl.rows(tl.cols(rotated, j * d, d), u32(r.row - b.begin), u32(r.count));
+              tl.rows(tl.cols(rotated, j * d, d), u32(first - b.begin), u32(end - first));
           const tl::Tensor rows =
               f.heads == 1 ? head : tl.copy(head, tl.empty(head.shape(), q.dtype()));
-          tl.store(q, {q_mine.begin + std::uint64_t{cube.heads} * r.row + j * r.count, r.count},
-                   rows);
+          tl.store(
+              q,
+              {q_mine.begin + std::uint64_t{cube.heads} * r.row + j * r.count + (first - r.row),
+               end - first},
+              rows);
         }
       }
     }
@@ -172,35 +176,45 @@ void attend(tl::Ctx& tl, const PrefillPlan& s, const Here& h, const CubeAttentio
 
 // The cube's heads' share of the attention block's output, run by run: chunk s of the
 // partial sums is the run's O times sibling s's shard of W_o^T (the heads' rows, columns
-// chunk s), into sums.
+// chunk s), into sums; with the residual x where this cube adds it (Here::adds_residual).
 void project_o(tl::Ctx& tl, const PrefillPlan& s, const PrefillWeights& w, const Here& h,
                const CubeAttention& cube) {
   const PrefillForm& f = s.form;
   const std::uint32_t sip = tl.sip().value, d = f.head_dim;
-  const DeviceTensor &o = s.o.at(sip), &sums = s.sums.at(sip);
+  const DeviceTensor &o = s.o.at(sip), &sums = s.sums.at(sip), &x = s.x.at(sip);
+  const std::vector<TokenRun>& runs = s.lanes.at(h.lane);
   const RowRange o_mine = tl.shard_rows(o);
   const auto scope = tl.scratch_scope();
-  const tl::Tensor out = tl.empty({f.run_rows, f.chunk_cols()}, DType::fp32, "o_partial");
+  // Two partial sums by turns where half the TCM holds them: a chunk's GEMMs then
+  // do not wait for the store of the one before.
+  const std::uint64_t part_bytes = std::uint64_t{f.run_rows} * f.chunk_cols() * 4;
+  const std::uint32_t parts = 2 * part_bytes <= tl.tcm_capacity() / 2 ? 2 : 1;
+  const tl::Tensor out =
+      tl.empty({std::int64_t{parts} * f.run_rows, f.chunk_cols()}, DType::fp32, "o_partial");
   const Stream stream(tl, tl.ref(w.wo, {h.shard_of(w.wo, 0).begin, d}));
-  for (const TokenRun& r : s.lanes.at(h.lane)) {
+  for (std::uint32_t ri = 0; ri < runs.size(); ++ri) {
     const auto inner = tl.scratch_scope();
-    if (cube.heads == 0) {  // a cube with no heads adds nothing
-      const tl::Tensor zeros = tl.full({static_cast<std::int64_t>(r.count), f.chunk_cols()}, 0.0f);
-      for (std::uint32_t c = 0; c < f.chunks; ++c)
-        tl.store(sums, chunk_rows(tl, f, sums, c, r.row, r.count), zeros);
-      continue;
-    }
+    const TokenRun& r = runs[ri];
     const tl::Tensor heads =
-        tl.load(o, {o_mine.begin + std::uint64_t{cube.heads} * r.row, cube.heads * r.count});
-    const tl::Tensor part = tl.rows(out, 0, u32(r.count));
-    for (std::uint32_t c = 0; c < f.chunks; ++c) {
+        cube.heads
+            ? tl.load(o, {o_mine.begin + std::uint64_t{cube.heads} * r.row, cube.heads * r.count})
+            : tl::Tensor();
+    for (std::uint32_t i = 0; i < f.chunks; ++i) {
+      const std::uint32_t c = h.sibling(i);
+      const RowRange rows = chunk_rows(tl, f, sums, c, r.row, r.count);
+      const tl::Tensor part = tl.rows(out, i % parts * f.run_rows, u32(r.count));
+      const bool residual = h.adds_residual(ri, c);
+      if (residual)
+        tl.load(x, chunk_rows(tl, f, x, c, r.row, r.count), &part);
+      else if (!cube.heads)  // a cube with no heads adds nothing
+        tl.fill(part, 0.0f);
       const RowRange shard = h.shard_of(w.wo, c);
       for (std::uint32_t j = 0; j < cube.heads; ++j) {
         const tl::Tensor head = tl.rows(heads, u32(j * r.count), u32(r.count));
         tl.composite(head, tl.ref(w.wo, {shard.begin + std::uint64_t{j} * d, d}),
-                     stream.opts(part, j > 0));
+                     stream.opts(part, residual || j > 0));
       }
-      tl.store(sums, chunk_rows(tl, f, sums, c, r.row, r.count), part);
+      tl.store(sums, rows, part);
     }
   }
 }

@@ -1,14 +1,18 @@
 #include "kernels/layer/prefill_lanes.h"
 
+#include <algorithm>
+
 namespace kb::layer::prefill {
 
-std::vector<RowRange> blocks(const std::vector<TokenRun>& runs, std::uint32_t block_rows) {
+std::vector<RowRange> row_blocks(std::uint64_t rows, std::uint32_t most, std::uint32_t unit) {
+  const std::uint64_t n = (rows + most - 1) / most, groups = (rows + unit - 1) / unit;
   std::vector<RowRange> out;
-  for (const TokenRun& r : runs) {
-    if (!out.empty() && out.back().count + r.count <= block_rows)
-      out.back().count += r.count;
-    else
-      out.push_back({r.row, r.count});
+  std::uint64_t begin = 0;
+  for (std::uint64_t i = 0; i < n; ++i) {
+    const std::uint64_t count =
+        std::min((groups / n + (i < groups % n ? 1 : 0)) * unit, rows - begin);
+    out.push_back({begin, count});
+    begin += count;
   }
   return out;
 }
@@ -21,10 +25,11 @@ void column_parallel(tl::Ctx& tl, const Here& h, const PrefillForm& f, const Dev
     return tl.ref(w, {h.shard_of(w, k).begin + std::uint64_t{part} * c, c});
   };
   const Stream stream(tl, slice(0));
-  for (std::uint32_t k = 0; k < f.chunks; ++k) {
-    const tl::Tensor ak = tl.rows(in[k % 2], 0, n);
+  for (std::uint32_t i = 0; i < f.chunks; ++i) {
+    const std::uint32_t k = h.sibling(i);
+    const tl::Tensor ak = tl.rows(in[i % 2], 0, n);
     tl.load(a, chunk_rows(tl, f, a, k, rows.begin, n), &ak);
-    tl.composite(ak, slice(k), stream.opts(out, k > 0));
+    tl.composite(ak, slice(k), stream.opts(out, i > 0));
   }
 }
 

@@ -70,15 +70,16 @@ struct PrefillWeights {
       wkv;  // [PEs * h/P, heads * d], [PEs * h/P, 2d]: rows chunk p of the cube's columns
   DeviceTensor q_bias, kv_bias;  // [PEs, heads * d], [PEs, 2d] fp32 (with qkv_bias)
   DeviceTensor wo;               // [PEs * heads * d, h/P]: the cube's heads' rows, columns chunk p
-  DeviceTensor gate, up;  // [PEs * passes * h/P, mlp_cols / passes]: pass j's columns, rows chunk
-                          // p; gate none ungated
+  DeviceTensor up;        // [PEs * passes * h/P, (gated ? 2 : 1) * mlp_cols / passes]: pass j's
+                          // columns of gate then up (up alone ungated), rows chunk p
   DeviceTensor down;      // [PEs * mlp_cols, h/P]
   std::vector<CubeAttention> cubes;  // per cube of the SIP
 };
 
 // What every layer of the step shares. Per SIP (indexed by SIP id), each PE's shard its own:
-// x (the residual stream, fp32), a (the norm's output, the weights' dtype) and sums (the
-// all-reduce's, fp32) [PEs * P * lane_rows, h/P], chunk-major; q and o [PEs * heads *
+// x and sums (fp32: the residual stream, or partial sums with it added by one cube, which
+// an all-reduce turns into its next value: x -> sums -> x a layer) and a (the norm's
+// output, the weights' dtype) [PEs * P * lane_rows, h/P], chunk-major; q and o [PEs * heads *
 // lane_rows, d] bf16, a run's rows head-major at heads * its row; the RoPE tables of the
 // lane's positions, [PEs * lane_rows, d/2]; hidden, the MLP's activated features [PEs *
 // passes * lane_rows, mlp_cols / passes] (the weights' dtype), pass after pass.

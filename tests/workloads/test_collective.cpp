@@ -5,6 +5,7 @@
 
 #include <tuple>
 
+#include "kernels/collectives/collective.h"
 #include "kernels/collectives/plan.h"
 #include "tests/kernels/tl_support.h"
 #include "workloads/workload.h"
@@ -174,6 +175,34 @@ TEST(CollectivePlan, SinglePeRanksGoThroughTheCubeThenAroundTheMesh) {
   // Uneven cubes (a rank missing) fall back to one level.
   members.pop_back();
   EXPECT_FALSE(cl::sip_levels(ranks, members, topo.mesh()).two_level());
+}
+
+// A rank a cube, its PEs the lanes (the prefill layer's all-reduce): the SIP's ring goes
+// around the mesh's Hamiltonian cycle, so every message of it crosses one mesh link.
+TEST(CollectivePlan, ARankACubeGoesRoundTheMeshOneHopAStep) {
+  test::Machine m("llama70b_4sip", false);
+  const std::vector<cl::Rank> ranks = cl::ranks_of_cubes(m.topo, {SipId(0)});
+  std::vector<std::uint32_t> members(ranks.size());
+  for (std::uint32_t i = 0; i < members.size(); ++i) members[i] = i;
+  const std::vector<std::uint32_t> ring = cl::sip_ring(ranks, members, m.topo.mesh());
+  ASSERT_EQ(ring.size(), 16u);
+  for (std::size_t i = 0; i < ring.size(); ++i)
+    EXPECT_EQ(m.topo.mesh().hops(ranks[ring[i]][0].cube, ranks[ring[(i + 1) % ring.size()]][0].cube), 1u) << "step " << i;
+  cl::Request q;
+  q.ranks = ranks;
+  q.algorithm = cl::Algorithm::Hierarchical;
+  q.bytes = 16 * 8 * 64 * 4;
+  q.cols = 64;
+  const cl::Plan plan = cl::make_plan(m.topo, q);
+  m.rt.launch(SipId(0), "all_reduce", [&](tl::Ctx& tl) {
+    const tl::Tensor x = tl.full({16, 64}, 1.0f);
+    cl::run_in_tcm(tl, plan, x);
+    tl.wait(x);
+  });
+  m.rt.run();
+  const auto sends = m.rt.op_log().select("ipcq", "send");
+  ASSERT_EQ(sends.size(), 16u * 8 * 2 * 15);  // every lane: 15 steps of reduce-scatter, 15 of all-gather
+  for (const auto* r : sends) EXPECT_EQ(r->hops, 1u) << r->pe.str();
 }
 
 // Over every PE of 4 SIPs, 32 KiB (a Llama-3-70B layer's partial sums): auto picks the

@@ -60,14 +60,22 @@ Dealt deal(const StepConfig& c, const Topology& topo, const Geometry& geo) {
   f.head_dim = m.head_dim;
   f.chunks = pes;
   f.heads = static_cast<std::uint32_t>(ceil_div(m.heads_q / m.heads_kv, group));
-  // The MLP's features in as few passes as give blocks of 128 rows (or the most the TCM holds).
-  const std::uint64_t features = ceil_div(m.intermediate, cubes);
-  std::uint64_t best = 0;
-  for (std::uint32_t passes = 1; passes <= 8 && best < 128; passes *= 2) {
+  // The MLP's features in passes: the fewest blocks of a lane's rows (a block streams the
+  // cube's weights once; more passes leave more room for its rows), then the fewest GEMM
+  // cycles (its blocks' groups of the array's rows times each pass's groups of columns:
+  // 448 features in 7 passes fill the array's 64 columns, in 8 they leave 8 idle).
+  const std::uint64_t features = ceil_div(m.intermediate, cubes),
+                      tokens = ceil_div(ceil_div(c.tokens(), pes), gemm_rows) * gemm_rows;
+  std::pair<std::uint64_t, std::uint64_t> best{~0ull, ~0ull};
+  for (std::uint32_t passes = 1; passes <= 8; ++passes) {
     const std::uint64_t padded = ceil_div(features, passes) * passes,
                         rows = block_rows_of(c, topo, m.hidden / pes, padded, passes);
-    if (rows <= best) continue;
-    best = rows;
+    const std::uint64_t row_groups =
+        tokens / rows * (rows / gemm_rows) + ceil_div(tokens % rows, gemm_rows);
+    const std::pair<std::uint64_t, std::uint64_t> cost{
+        ceil_div(tokens, rows), row_groups * passes * ceil_div(padded / passes, topo.pe.gemm.cols)};
+    if (cost >= best) continue;
+    best = cost;
     f.mlp_passes = passes;
     f.mlp_cols = static_cast<std::uint32_t>(padded);
     f.block_rows = static_cast<std::uint32_t>(rows);
@@ -422,22 +430,24 @@ PrefillStep place_prefill(RuntimeContext& rt, const StepConfig& c, const Geometr
                   [&](std::uint32_t cube, std::uint32_t p) {
                     return cols_chunk(rows_of_columns(w.at("o_proj"), q_features(cube)), p);
                   });
-      // Gate and up: pass j's columns of rows chunk p, pass after pass.
+      // Gate and up side by side (gate first): pass j's columns of rows chunk p, pass after
+      // pass, so one GEMM streams both.
       const std::int64_t pass = f.mlp_cols / f.mlp_passes;
-      auto passes = [&](const char* name, std::uint32_t cube, std::uint32_t p) {
-        const HostTensor rows = rows_chunk(columns_of(w.at(name), mlp_features(cube)), p);
+      auto passes = [&](std::uint32_t cube, std::uint32_t p) {
+        auto rows = [&](const char* name) {
+          return rows_chunk(columns_of(w.at(name), mlp_features(cube)), p);
+        };
+        const HostTensor up = rows("up_proj"), gate = f.gated ? rows("gate_proj") : HostTensor{};
         std::vector<HostTensor> parts;
-        for (std::uint32_t j = 0; j < f.mlp_passes; ++j)
-          parts.push_back(block_of(rows, 0, chunk, j * pass, pass));
+        for (std::uint32_t j = 0; j < f.mlp_passes; ++j) {
+          HostTensor u = block_of(up, 0, chunk, j * pass, pass);
+          parts.push_back(f.gated ? side_by_side(block_of(gate, 0, chunk, j * pass, pass), u) : u);
+        }
         return stacked(parts);
       };
-      const Shape mlp_in{std::int64_t{shards} * f.mlp_passes * chunk, pass};
-      if (f.gated)
-        lw.gate =
-            put("gate", mlp_in, DType::bf16, per_pe,
-                [&](std::uint32_t cube, std::uint32_t p) { return passes("gate_proj", cube, p); });
-      lw.up = put("up", mlp_in, DType::bf16, per_pe,
-                  [&](std::uint32_t cube, std::uint32_t p) { return passes("up_proj", cube, p); });
+      lw.up =
+          put("gate_up", {std::int64_t{shards} * f.mlp_passes * chunk, (f.gated ? 2 : 1) * pass},
+              DType::bf16, per_pe, passes);
       lw.down = put("down", {std::int64_t{shards} * f.mlp_cols, chunk}, DType::bf16, per_pe,
                     [&](std::uint32_t cube, std::uint32_t p) {
                       return cols_chunk(rows_of_columns(w.at("down_proj"), mlp_features(cube)), p);
