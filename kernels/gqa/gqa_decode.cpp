@@ -91,22 +91,22 @@ void gqa_decode(tl::Ctx& tl, std::shared_ptr<const DecodeParams> params) {
     // stores its rows of O once every block is issued (the program waits for the merges
     // there). A split's first block takes what of its reduce need not wait, and the rest
     // between the second block's tiles and after them.
-    auto collect = [&](RootReduce& r, std::uint64_t begin) {
-      for (StoredRows& seg : r.finish()) finals.push_back({std::move(seg), begin});
+    auto collect = [&](RootReduce& done, std::uint64_t begin) {
+      for (StoredRows& seg : done.finish()) finals.push_back({std::move(seg), begin});
     };
     auto reduce = [&] {
       if (first_reduce) {
         collect(*first_reduce, first_begin);
         first_reduce.reset();
       }
-      auto r = std::make_unique<RootReduce>(tl, p, geo, cube_index, st.packed, ReduceTags{kTagLevel2, kTagLevel1});
+      auto red = std::make_unique<RootReduce>(tl, p, geo, cube_index, st.packed, ReduceTags{kTagLevel2, kTagLevel1});
       if (p.split_rows > 0 && i + 1 < blocks.size()) {
-        r->advance();
-        first_reduce = std::move(r);
+        red->advance();
+        first_reduce = std::move(red);
         first_begin = blk.rows.begin;
         return;
       }
-      collect(*r, blk.rows.begin);
+      collect(*red, blk.rows.begin);
     };
     // Each sweep resets the state once its first GEMM is on its way.
     if (rk.tiles.empty()) {
