@@ -95,14 +95,14 @@ void mlp(tl::Ctx& tl, const PrefillPlan& s, const PrefillWeights& w, const Here&
     const std::array<tl::Tensor, 2> in{tl.empty({most, f.chunk_cols()}, a.dtype(), "a_chunk"),
                                        tl.empty({most, f.chunk_cols()}, a.dtype(), "a_chunk")};
     const tl::Tensor projected =
-        tl.empty({most, static_cast<std::int64_t>(w.up.cols())}, DType::fp32, "gate_up");
+        tl.empty({most, static_cast<std::int64_t>(w.gate_up.cols())}, DType::fp32, "gate_up");
     for (const RowRange b : lane)
       for (std::uint32_t j = 0; j < f.mlp_passes; ++j) {
         const auto inner = tl.scratch_scope();
         const auto n = u32(b.count);
         tl.phase("up_gate_proj");
         const tl::Tensor gu = tl.rows(projected, 0, n);
-        column_parallel(tl, h, f, a, b, w.up, gu, in, j);
+        column_parallel(tl, h, f, a, b, w.gate_up, gu, in, j);
         tl.wait(gu);
         tl.phase("activation");
         const tl::Tensor u = tl.cols(gu, f.gated ? cols : 0, cols);

@@ -70,7 +70,7 @@ struct PrefillWeights {
       wkv;  // [PEs * h/P, heads * d], [PEs * h/P, 2d]: rows chunk p of the cube's columns
   DeviceTensor q_bias, kv_bias;  // [PEs, heads * d], [PEs, 2d] fp32 (with qkv_bias)
   DeviceTensor wo;               // [PEs * heads * d, h/P]: the cube's heads' rows, columns chunk p
-  DeviceTensor up;        // [PEs * passes * h/P, (gated ? 2 : 1) * mlp_cols / passes]: pass j's
+  DeviceTensor gate_up;   // [PEs * passes * h/P, (gated ? 2 : 1) * mlp_cols / passes]: pass j's
                           // columns of gate then up (up alone ungated), rows chunk p
   DeviceTensor down;      // [PEs * mlp_cols, h/P]
   std::vector<CubeAttention> cubes;  // per cube of the SIP

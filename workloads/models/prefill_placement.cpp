@@ -445,7 +445,7 @@ PrefillStep place_prefill(RuntimeContext& rt, const StepConfig& c, const Geometr
         }
         return stacked(parts);
       };
-      lw.up =
+      lw.gate_up =
           put("gate_up", {std::int64_t{shards} * f.mlp_passes * chunk, (f.gated ? 2 : 1) * pass},
               DType::bf16, per_pe, passes);
       lw.down = put("down", {std::int64_t{shards} * f.mlp_cols, chunk}, DType::bf16, per_pe,
