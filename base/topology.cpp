@@ -69,6 +69,21 @@ class MapReader {
     }
     return *v;
   }
+  // An energy or power: a non-negative decimal in `unit` with an SI prefix, in unit x
+  // 10^scale (energy("read", "J/B", -12): picojoules a byte).
+  double quantity(const std::string& key, const std::string& unit, int scale,
+                  const std::string& example) {
+    const YAML::Node n = take(key);
+    if (!n) return 0;
+    const auto v = n.IsScalar() ? units::parse_quantity(n.Scalar(), unit, scale) : std::nullopt;
+    if (!v) {
+      error(n, join(key),
+            "value " + describe(n) + " is not allowed; allowed: a non-negative number in " + unit +
+                " with an SI prefix (f, p, n, u, m, k), e.g. " + example);
+      return 0;
+    }
+    return *v;
+  }
   std::string text(const std::string& key) {
     const YAML::Node n = take(key);
     if (!n) return {};
@@ -215,6 +230,37 @@ LinkParams read_link(MapReader m, const char* bw_key, const char* lat_key) {
   p.latency_cycles = m.cycles(lat_key, 1, 1000000);
   m.finish();
   return p;
+}
+
+// The `energy:` section (docs/energy.md).
+Topology::EnergySpec read_energy(MapReader e) {
+  Topology::EnergySpec s;
+  auto per_byte = [](MapReader& m, const std::string& key) {
+    return m.quantity(key, "J/B", -12, "3.9pJ/B");
+  };
+  auto read_write = [&](MapReader m, double& read, double& write) {
+    read = per_byte(m, "read");
+    write = per_byte(m, "write");
+    m.finish();
+  };
+  read_write(e.map("hbm"), s.hbm_read, s.hbm_write);
+  read_write(e.map("tcm"), s.tcm_read, s.tcm_write);
+  s.fabric = per_byte(e, "fabric");
+  s.noc = per_byte(e, "noc");
+  s.link = per_byte(e, "link");
+  s.gemm_mac = e.quantity("gemm", "J/MAC", -12, "0.5pJ/MAC");
+  MapReader math = e.map("math");
+  for (const auto& op : Topology::math_ops())
+    s.math[op] = math.quantity(op, "J/op", -12, "0.2pJ/op");
+  math.finish();
+  s.cpu_op = e.quantity("cpu", "J/op", -12, "20pJ/op");
+  MapReader power = e.map("static");
+  s.static_pe = power.quantity("pe", "W", 0, "50mW");
+  s.static_cube = power.quantity("cube", "W", 0, "1.5W");
+  s.static_sip = power.quantity("sip", "W", 0, "10W");
+  power.finish();
+  e.finish();
+  return s;
 }
 
 CostTable read_cost_table(MapReader m, const std::vector<std::string>& ops) {
@@ -419,6 +465,7 @@ Topology build(ParseContext& ctx, const YAML::Node& root) {
     cpu.finish();
     pe.finish();
   }
+  t.energy = read_energy(top.map("energy"));
   top.finish();
 
   if (ctx.errors.empty()) check_links(ctx, t, root);
@@ -444,8 +491,10 @@ Topology parse_root(ParseContext& ctx, const std::string& yaml_text, const std::
     throw TopologyError({ctx.file + ": cannot read topology: " + e.msg});
   }
   if (!root.IsMap())
-    throw TopologyError({ctx.file + ": a topology must be a YAML map of keys (name, system, "
-                                    "sip, cube, pe), got " + describe(root)});
+    throw TopologyError({ctx.file +
+                         ": a topology must be a YAML map of keys (name, system, "
+                         "sip, cube, pe, energy), got " +
+                         describe(root)});
   for (const auto& s : sets) apply_set(ctx, root, s);
   if (!ctx.errors.empty()) throw TopologyError(ctx.errors);
   Topology t = build(ctx, root);
@@ -524,6 +573,11 @@ Topology Topology::parse(const std::string& yaml_text, const std::string& source
 double Topology::hbm_bytes_per_second_per_sip() const {
   return static_cast<double>(pes_per_sip()) * static_cast<double>(cube.hbm.bytes_per_cycle) *
          pe.clock_hz;
+}
+
+double Topology::static_watts_per_sip() const {
+  return energy.static_sip + energy.static_cube * cubes_per_sip() +
+         energy.static_pe * pes_per_sip();
 }
 
 double Topology::gemm_flops_per_second_per_sip() const {

@@ -80,6 +80,19 @@ struct Topology {
       CostTable issue_cycles;  // per tl op type
     } cpu;
   } pe;
+  // What each modelled event costs (docs/energy.md): energies in picojoules, static
+  // power in watts, each from the topology's `energy:` section.
+  struct EnergySpec {
+    double hbm_read = 0, hbm_write = 0;  // pJ a byte, at the HBM channel
+    double tcm_read = 0, tcm_write = 0;  // pJ a byte an engine reads from or writes to its TCM
+    double fabric = 0;                   // pJ a byte across the intra-cube fabric
+    double noc = 0;                      // pJ a byte a NOC hop (one mesh link)
+    double link = 0;                     // pJ a byte across a link between SIPs
+    double gemm_mac = 0;                 // pJ a bf16 MAC
+    std::map<std::string, double, std::less<>> math;  // pJ a lane-op, by the keys of pe.math.cycles
+    double cpu_op = 0;                                // pJ an op the CPU issues
+    double static_pe = 0, static_cube = 0, static_sip = 0;  // W, for the whole run
+  } energy;
 
   // Cycles of a MATH engine op of cost `op` (a key of pe.math.cycles) over `elements`
   // elements in passes of `lanes`; a row reduce over `reduce_width` columns adds a tree
@@ -107,6 +120,7 @@ struct Topology {
   std::uint32_t total_pes() const { return system.sips * pes_per_sip(); }
   double hbm_bytes_per_second_per_sip() const;
   double gemm_flops_per_second_per_sip() const;  // 2 FLOP per MAC
+  double static_watts_per_sip() const;           // its own, its cubes' and its PEs' static power
 };
 
 // Every problem of a topology. An error about an override ("sip.mesh.x=4") names it as

@@ -20,6 +20,26 @@ std::string table_text(const CostTable& table) {
   return s;
 }
 
+// A price as written in the topology (%g: 31.2, 0.225, 0.05).
+std::string num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+std::string energy_text(const Topology::EnergySpec& e, const Topology& t) {
+  std::string math;
+  for (const auto& [op, pj] : e.math) math += (math.empty() ? "" : ", ") + op + " " + num(pj);
+  const double sip_watts = t.static_watts_per_sip();
+  return "  energy   HBM read " + num(e.hbm_read) + ", write " + num(e.hbm_write) +
+         " pJ/B; TCM read " + num(e.tcm_read) + ", write " + num(e.tcm_write) + " pJ/B; fabric " +
+         num(e.fabric) + ", NOC hop " + num(e.noc) + ", link " + num(e.link) +
+         " pJ/B\n           GEMM " + num(e.gemm_mac) + " pJ/MAC; CPU " + num(e.cpu_op) +
+         " pJ/op; math pJ/lane-op: " + math + "\n           static " + num(e.static_pe) +
+         " W a PE, " + num(e.static_cube) + " W a cube, " + num(e.static_sip) + " W a SIP (" +
+         num(sip_watts) + " W a SIP in all)\n";
+}
+
 }  // namespace
 
 std::string format_topology(const Topology& t) {
@@ -48,6 +68,7 @@ std::string format_topology(const Topology& t) {
   o << "  math     " << t.pe.math.lanes << " lanes; cycles per lane-op: " << table_text(t.pe.math.cycles)
     << "\n";
   o << "  cpu      issue cycles: " << table_text(t.pe.cpu.issue_cycles) << "\n";
+  o << energy_text(t.energy, t);
   o << "aggregates\n";
   std::snprintf(line, sizeof line, "  PEs               %u per SIP, %u total\n", t.pes_per_sip(),
                 t.total_pes());

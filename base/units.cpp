@@ -33,6 +33,20 @@ std::optional<std::pair<std::uint64_t, std::string>> split_whole(const std::stri
   return std::make_pair(value, trim(s.substr(i)));
 }
 
+// Splits "1.5 GHz" into a non-negative decimal and its unit suffix (spaces ignored).
+std::optional<std::pair<double, std::string>> split_decimal(const std::string& text) {
+  const std::string s = trim(text);
+  std::size_t i = 0;
+  bool dot = false;
+  while (i < s.size() &&
+         (std::isdigit(static_cast<unsigned char>(s[i])) || (s[i] == '.' && !dot))) {
+    dot = dot || s[i] == '.';
+    ++i;
+  }
+  if (i == 0 || s.substr(0, i) == ".") return std::nullopt;
+  return std::make_pair(std::stod(s.substr(0, i)), trim(s.substr(i)));
+}
+
 std::optional<std::uint64_t> multiply(std::uint64_t v, std::uint64_t m) {
   if (m != 0 && v > std::numeric_limits<std::uint64_t>::max() / m) return std::nullopt;
   return v * m;
@@ -92,16 +106,9 @@ std::optional<std::uint64_t> parse_picoseconds(const std::string& text) {
 }
 
 std::optional<double> parse_hertz(const std::string& text) {
-  const std::string s = trim(text);
-  std::size_t i = 0;
-  bool dot = false;
-  while (i < s.size() && (std::isdigit(static_cast<unsigned char>(s[i])) || (s[i] == '.' && !dot))) {
-    dot = dot || s[i] == '.';
-    ++i;
-  }
-  if (i == 0 || s.substr(0, i) == ".") return std::nullopt;
-  const double value = std::stod(s.substr(0, i));
-  const std::string unit = trim(s.substr(i));
+  const auto parts = split_decimal(text);
+  if (!parts) return std::nullopt;
+  const auto& [value, unit] = *parts;
   double mult = 0;
   if (unit == "Hz") mult = 1;
   else if (unit == "kHz") mult = 1e3;
@@ -111,6 +118,22 @@ std::optional<double> parse_hertz(const std::string& text) {
   const double hz = value * mult;
   if (!std::isfinite(hz)) return std::nullopt;
   return hz;
+}
+
+std::optional<double> parse_quantity(const std::string& text, const std::string& unit, int scale) {
+  const auto parts = split_decimal(text);
+  if (!parts || parts->second.size() < unit.size() ||
+      parts->second.compare(parts->second.size() - unit.size(), unit.size(), unit) != 0)
+    return std::nullopt;
+  const std::string prefix = parts->second.substr(0, parts->second.size() - unit.size());
+  static const std::pair<const char*, int> prefixes[] = {
+      {"f", -15}, {"p", -12}, {"n", -9}, {"u", -6}, {"m", -3}, {"", 0}, {"k", 3}};
+  for (const auto& [name, exponent] : prefixes)
+    if (prefix == name) {
+      const double v = parts->first * std::pow(10.0, exponent - scale);
+      return std::isfinite(v) ? std::optional<double>(v) : std::nullopt;
+    }
+  return std::nullopt;
 }
 
 std::optional<std::uint64_t> parse_count(const std::string& text) {

@@ -18,6 +18,10 @@ std::optional<std::uint64_t> parse_bytes_per_second(const std::string& text);
 std::optional<std::uint64_t> parse_picoseconds(const std::string& text);
 // "1GHz", "500MHz", "1.5GHz" -> hertz.
 std::optional<double> parse_hertz(const std::string& text);
+// "31.2pJ/B", "0.5 pJ/MAC", "10W", "50mW": a non-negative decimal with an SI prefix
+// (f, p, n, u, m, k or none) on `unit` ("J/B", "J/MAC", "J/op", "W"), in `unit` times
+// 10^`scale` (parse_quantity("31.2pJ/B", "J/B", -12) is 31.2). Nothing without the unit.
+std::optional<double> parse_quantity(const std::string& text, const std::string& unit, int scale);
 // A plain non-negative whole number.
 std::optional<std::uint64_t> parse_count(const std::string& text);
 

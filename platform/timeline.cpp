@@ -32,7 +32,9 @@ struct Track {
 
 }  // namespace
 
-std::string chrome_trace(const OpLog& log, const Topology& topo, const std::vector<std::uint32_t>& group_of_cube) {
+std::string chrome_trace(const OpLog& log, const Topology& topo,
+                         const std::vector<std::uint32_t>& group_of_cube,
+                         const std::vector<PowerTrack>& power) {
   const double us_per_cycle = cycle_time(topo).to_seconds() * 1e6;
   // Tracks per SIP, numbered in (cube, PE, engine) order so the file is deterministic.
   std::map<std::uint32_t, std::map<Track, int>> tracks;
@@ -138,6 +140,16 @@ std::string chrome_trace(const OpLog& log, const Topology& topo, const std::vect
     emit({{"ph", "f"}, {"bp", "e"}, {"name", "message"}, {"cat", "message"}, {"id", flows}, {"pid", r.pe.sip.value},
           {"tid", tid_of(r)}, {"ts", static_cast<double>(r.end) * us_per_cycle}});
   }
+  for (const PowerTrack& t : power)
+    for (std::size_t w = 0; w < t.watts.size(); ++w) {
+      Json args;
+      for (std::size_t c = 0; c < kEnergyCauses; ++c) args[kEnergyCauseNames[c]] = t.watts[w][c];
+      emit({{"ph", "C"},
+            {"name", "power (W)"},
+            {"pid", t.sip.value},
+            {"ts", static_cast<double>(w * t.window_cycles) * us_per_cycle},
+            {"args", args}});
+    }
   out += "\n]}\n";
   return out;
 }

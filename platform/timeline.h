@@ -10,15 +10,20 @@
 // as the ops it went through, each from when the path entered it to when it entered the
 // next, with the PE and engine it ran on. A SIP of CUBE groups simulated apart (the job's
 // cube_groups: group_of_cube[c] is cube c's) has such a track per group.
+// Given `power` (docs/energy.md), each SIP has counter tracks of its power by cause, a
+// value a window.
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "base/op_log.h"
 #include "base/topology.h"
+#include "platform/energy.h"
 
 namespace kb {
 
-std::string chrome_trace(const OpLog& log, const Topology& topo, const std::vector<std::uint32_t>& group_of_cube = {});
+std::string chrome_trace(const OpLog& log, const Topology& topo,
+                         const std::vector<std::uint32_t>& group_of_cube = {},
+                         const std::vector<PowerTrack>& power = {});
 
 }  // namespace kb

@@ -126,8 +126,8 @@ bool reads(const workloads::Workload& w, const std::string& field) {
 }
 
 // The program's own flags a split run's parent keeps for itself.
-const std::set<std::string> kParentOnly = {"jobs",     "json", "op-log",  "timeline",
-                                           "devices",  "simulate", "part", "exchange"};
+const std::set<std::string> kParentOnly = {
+    "jobs", "json", "op-log", "timeline", "power-trace", "devices", "simulate", "part", "exchange"};
 
 // The command line of a split run's parts: every flag given, less the parent's own.
 std::vector<std::string> part_command(const po::variables_map& vm) {
@@ -173,7 +173,7 @@ namespace {
 // workloads' knobs (each once) and what a part of a --jobs run gets from its parent.
 struct RunFlagSet {
   std::vector<std::string> names;  // the workloads
-  std::string kernel, devices_flag, jobs_text, max_sim_text, timeout_text;
+  std::string kernel, devices_flag, jobs_text, max_sim_text, timeout_text, power_window_text;
   KnobIndex index;
   po::options_description opts{"kernbench run options", 110, 55};
   po::options_description knob_opts{"workload knobs (the workloads that read each are in brackets)", 110, 55};
@@ -181,25 +181,36 @@ struct RunFlagSet {
 
   explicit RunFlagSet(RunRequest& q) {
     for (const workloads::Workload* w : workloads::registry()) names.push_back(w->name());
-    opts.add_options()
-        ("help,h", "show this help")
-        ("kernel", po::value(&kernel)->default_value("gqa_decode"), ("workload: " + joined(names)).c_str())
-        ("topology", po::value(&q.topology_file)->default_value(KERNBENCH_DEFAULT_TOPOLOGY), "topology YAML")
-        ("set", po::value(&q.sets)->composing(), "override a topology value: key.path=value (repeatable)")
-        ("devices", po::value(&devices_flag), "SIPs to run on, e.g. 0-3 or 0,2 (default: all)")
-        ("data", po::bool_switch(&q.data), "data mode: simulate real values (default: timing mode)")
-        ("json", po::value(&q.json), "write the run's result as JSON to FILE")
-        ("op-log", po::value(&q.op_log), "write the op log to FILE (.jsonl or .csv)")
-        ("timeline", po::value(&q.timeline), "write a Chrome trace-event timeline (Perfetto) to FILE")
-        ("vcd", po::value(&q.vcd), "write a VCD waveform (engine busy and queue depth, link busy) to FILE")
-        ("vcd-filter", po::value(&q.vcd_filter),
-         "--vcd: only modules whose path matches one of these comma-separated globs, e.g. 'sip0.cube3.*'")
-        ("max-sim-time", po::value(&max_sim_text),
-         "stop each device's simulation after this many cycles (e.g. 200000 or 200000cycles); partial results")
-        ("timeout", po::value(&timeout_text), "stop the run after this many seconds of wall time; partial results")
-        ("jobs", po::value(&jobs_text)->default_value("1"),
-         "split the run by SIP, then by CUBE group, over N processes (timing mode, workloads that split by SIP); "
-         "same results");
+    opts.add_options()("help,h", "show this help")("kernel",
+                                                   po::value(&kernel)->default_value("gqa_decode"),
+                                                   ("workload: " + joined(names)).c_str())(
+        "topology", po::value(&q.topology_file)->default_value(KERNBENCH_DEFAULT_TOPOLOGY),
+        "topology YAML")("set", po::value(&q.sets)->composing(),
+                         "override a topology value: key.path=value (repeatable)")(
+        "devices", po::value(&devices_flag), "SIPs to run on, e.g. 0-3 or 0,2 (default: all)")(
+        "data", po::bool_switch(&q.data), "data mode: simulate real values (default: timing mode)")(
+        "json", po::value(&q.json), "write the run's result as JSON to FILE")(
+        "op-log", po::value(&q.op_log), "write the op log to FILE (.jsonl or .csv)")(
+        "timeline", po::value(&q.timeline),
+        "write a Chrome trace-event timeline (Perfetto) to FILE")(
+        "power-trace", po::value(&q.power_trace),
+        "write the run's power per SIP and cause over time to FILE (CSV, docs/energy.md)")(
+        "power-window", po::value(&power_window_text)->default_value("1024"),
+        "the power trace's window in cycles (a run longer than 16384 windows gets windows twice as "
+        "long, and so on)")(
+        "vcd", po::value(&q.vcd),
+        "write a VCD waveform (engine busy and queue depth, link busy) to FILE")(
+        "vcd-filter", po::value(&q.vcd_filter),
+        "--vcd: only modules whose path matches one of these comma-separated globs, e.g. "
+        "'sip0.cube3.*'")("max-sim-time", po::value(&max_sim_text),
+                          "stop each device's simulation after this many cycles (e.g. 200000 or "
+                          "200000cycles); partial results")(
+        "timeout", po::value(&timeout_text),
+        "stop the run after this many seconds of wall time; partial results")(
+        "jobs", po::value(&jobs_text)->default_value("1"),
+        "split the run by SIP, then by CUBE group, over N processes (timing mode, workloads that "
+        "split by SIP); "
+        "same results");
     for (const std::string& field : index.order) {
       const auto& e = index.by_field.at(field);
       const std::string help = e.knob.help + " [" + joined(e.readers) + "]";
@@ -229,7 +240,8 @@ RunRequest parse_run(const std::vector<std::string>& args) {
   RunRequest q;
   RunFlagSet fs(q);
   const std::string &kernel = fs.kernel, &devices_flag = fs.devices_flag, &jobs_text = fs.jobs_text,
-                    &max_sim_text = fs.max_sim_text, &timeout_text = fs.timeout_text;
+                    &max_sim_text = fs.max_sim_text, &timeout_text = fs.timeout_text,
+                    &power_window_text = fs.power_window_text;
   const std::vector<std::string>& names = fs.names;
   const KnobIndex& index = fs.index;
   const po::options_description &opts = fs.opts, &knob_opts = fs.knob_opts;
@@ -285,6 +297,13 @@ RunRequest parse_run(const std::vector<std::string>& args) {
       throw UsageError("--max-sim-time '" + max_sim_text + "': expected a number of cycles above 0, e.g. 200000cycles");
     q.limits.max_cycles = *cycles;
   }
+  if (const auto cycles = units::parse_cycles(power_window_text);
+      cycles && *cycles >= 1 && *cycles <= (1ull << 30))
+    q.power_window = *cycles;
+  else
+    throw UsageError("--power-window '" + power_window_text +
+                     "': expected a number of cycles from 1 to " + std::to_string(1ull << 30) +
+                     ", e.g. 1024");
   if (vm.count("timeout")) {
     char* end = nullptr;
     const double seconds = std::strtod(timeout_text.c_str(), &end);
@@ -350,6 +369,7 @@ int execute_run(const RunRequest& q) {
   check_writable("--json", q.json);
   check_writable("--op-log", q.op_log);
   check_writable("--timeline", q.timeline);
+  check_writable("--power-trace", q.power_trace);
   check_writable("--vcd", q.vcd);
   const World& world = World::get();
   const bool mpi = world.size() > 1;  // started by mpirun: the ranks split the run by SIP and group
@@ -400,20 +420,26 @@ int execute_run(const RunRequest& q) {
   const bool stream_log = !q.op_log.empty() && !keep_log;
   std::optional<OpLogFile> log_file;
   const std::map<std::uint64_t, CriticalSpans>* spans = nullptr;  // the run's, for log_file
-  auto write_traces = [&](const OpLog& log) {
-    if (log_file) log_file->finish(spans ? *spans : std::map<std::uint64_t, CriticalSpans>{});
+  auto write_traces = [&](const OpLog& log, const std::vector<PowerTrack>& power) {
+    if (log_file)
+      log_file->finish(spans ? *spans : std::map<std::uint64_t, CriticalSpans>{});
     else if (!q.op_log.empty() && !stream_log)
       write_file_atomically(q.op_log, q.op_log.ends_with(".csv") ? log.to_csv() : log.to_jsonl());
-    if (!q.timeline.empty()) write_file_atomically(q.timeline, chrome_trace(log, topo, job->cube_groups()));
+    if (!q.timeline.empty())
+      write_file_atomically(q.timeline, chrome_trace(log, topo, job->cube_groups(), power));
   };
   auto t0 = std::chrono::steady_clock::now();
   // The report, traces and JSON of a finished run; the exit code.
   auto finish = [&](workloads::Result r, const OpLog& log) {
     r.topology_file = q.topology_file;
     r.topology_name = topo.name;
-    workload->derive(r);
+    r.energy = account(r.activity, topo, r.devices.size(), r.simulated_seconds);
+    workload->derive(r, topo);
     std::cout << workload->report(r, topo) << report::tail(r);
-    write_traces(log);
+    const std::vector<PowerTrack> power = power_tracks(r.activity, topo, r.simulated_cycles);
+    write_traces(log, power);
+    if (!q.power_trace.empty())
+      write_file_atomically(q.power_trace, power_csv(power, r.simulated_cycles));
     if (!q.json.empty()) write_file_atomically(q.json, r.to_json().dump(2) + "\n");
     return r.numerics && r.numerics->enforced && !r.numerics->pass ? 1 : 0;
   };
@@ -429,11 +455,12 @@ int execute_run(const RunRequest& q) {
   // parent; an MPI rank sends it to rank 0, which gathers every part and reports.
   auto finish_part = [&](const workloads::Result& r, const OpLog& log) {
     if (!q.part.empty()) {
-      write_traces(log);
-      write_file_atomically(q.part, r.to_json().dump() + "\n");
+      write_traces(log, {});
+      write_file_atomically(q.part, r.to_json(true).dump() + "\n");
       return 0;
     }
-    const nlohmann::json message = {{"part", r.to_json()}, {"op_log", want_log ? log.to_jsonl() : ""}};
+    const nlohmann::json message = {{"part", r.to_json(true)},
+                                    {"op_log", want_log ? log.to_jsonl() : ""}};
     if (world.rank() != 0) {
       world.send(0, message.dump());
       return 0;
@@ -463,6 +490,7 @@ int execute_run(const RunRequest& q) {
   // thousands of SystemC objects unregistering one by one), the exit frees it at once.
   PartExchange* exchange = pipes ? static_cast<PartExchange*>(&*pipes) : ranks ? &*ranks : nullptr;
   System& system = *new System("system", topo, false, built_here(setup, *job, exchange));
+  system.set_activity_window(q.power_window);
   const double elaboration_seconds = seconds_since(t0);
   std::optional<Waveform> wave;
   if (!q.vcd.empty()) {
@@ -490,6 +518,7 @@ int execute_run(const RunRequest& q) {
     workloads::Result r = job->run(rt);
     r.wall = {elaboration_seconds, seconds_since(t0), report::peak_rss_kib(), system.transactions()};
     r.use = utilisation(system, r.simulated_cycles);
+    r.activity = activity_of(system, r.devices);
     if (workload->tl()) r.critical_path = rt.critical_path();
     if (!q.part.empty() || mpi) return finish_part(r, rt.op_log());
     if (wave) {
@@ -503,7 +532,7 @@ int execute_run(const RunRequest& q) {
     // marked partial; exit code 1.
     std::cout << "kernbench: " << kernel << " on " << topo.name << ": run stopped: " << e.what()
               << "\n  partial results: " << rt.op_log().size() << " op-log records so far\n";
-    write_traces(rt.op_log());
+    write_traces(rt.op_log(), {});
     workloads::Result r;
     r.workload = kernel;
     r.topology_file = q.topology_file;

@@ -21,6 +21,8 @@ struct RunRequest {
   std::optional<std::string> devices;  // --devices as given
   bool data = false;
   std::string json, op_log, timeline, vcd, vcd_filter;
+  std::string power_trace;            // --power-trace FILE.csv
+  std::uint64_t power_window = 1024;  // --power-window: cycles a window (a long run's windows grow)
   RunOptions limits;  // max_cycles and timeout_seconds
   std::uint32_t jobs = 1;
   std::string simulate, part, exchange;   // what a part of a --jobs run gets from its parent

@@ -385,6 +385,9 @@ std::optional<double> magnitude(const std::string& text) {
   if (const auto v = units::parse_bytes(text)) return static_cast<double>(*v);
   if (const auto v = units::parse_cycles(text)) return static_cast<double>(*v);
   if (const auto v = units::parse_hertz(text)) return *v;
+  for (const char* unit : {"J/B", "J/MAC", "J/op"})  // energy prices, in pJ
+    if (const auto v = units::parse_quantity(text, unit, -12)) return *v;
+  if (const auto v = units::parse_quantity(text, "W", 0)) return *v;
   char* end = nullptr;
   const double v = std::strtod(text.c_str(), &end);
   if (!text.empty() && end == text.c_str() + text.size()) return v;

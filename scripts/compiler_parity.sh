@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The same simulation whatever the compiler: builds the program with clang (build/clang)
-# and requires its op logs and latencies to equal those of the g++ build (build/release)
+# and requires its op logs, latencies and energy (every cause's joules, to the bit, and
+# the counts they were priced from) to equal those of the g++ build (build/release)
 # for the headline decode, prefills, data-mode decodes, a ring all-reduce, a decoder layer and a model step, decode and prefill. C++ leaves the order of
 # function arguments unspecified (g++ evaluates them right to left, clang left to
 # right), so a statement that issued two tl ops inside one call would differ here.
@@ -33,7 +34,10 @@ for c in "${cases[@]}"; do
     bin=$gcc_build/kernbench
     [ "$compiler" = clang ] && bin=build/clang/kernbench
     # shellcheck disable=SC2086
-    "$bin" $args --op-log "$out/$compiler.jsonl" | grep -E "^  (simulated|numerics)" >"$out/$compiler.txt"
+    "$bin" $args --op-log "$out/$compiler.jsonl" --json "$out/$compiler.json" |
+      grep -E "^  (simulated|numerics)" >"$out/$compiler.txt"
+    python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); print(repr(j["energy"]), j["activity"])' \
+      "$out/$compiler.json" >>"$out/$compiler.txt"
   done
   if cmp -s "$out/gcc.jsonl" "$out/clang.jsonl" && cmp -s "$out/gcc.txt" "$out/clang.txt"; then
     echo "compiler parity: $name: same op log ($(wc -l <"$out/gcc.jsonl") records) and $(head -1 "$out/gcc.txt" | tr -s ' ')"

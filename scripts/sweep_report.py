@@ -2,8 +2,9 @@
 """Analyses a finished `kernbench sweep` (DIR/sweep.json). Writes DIR/report.md and
 DIR/report.json, and plots as PNG and SVG in DIR/plots:
   elasticities  for each swept topology value (a set.* key): the percentage change in
-                latency per percentage change in the value, per part, kernel and length,
-                between neighbouring values and as the log-log slope over all of them
+                latency, and in energy, per percentage change in the value, per part,
+                kernel and length, between neighbouring values and as the log-log slope
+                over all of them
   roofline      achieved FLOP/s and HBM bytes/s against arithmetic intensity (FLOPs per
                 HBM byte), with the two ceilings of each machine swept
   <key>         latency against each swept quantity: a panel per part and setting of the
@@ -22,7 +23,11 @@ from figures import plt, save
 
 
 def latency(row):
-    return row["result"]["simulated_cycles"]
+    return row["result"].get("simulated_cycles")
+
+
+def energy(row):
+    return row["result"].get("energy", {}).get("total_joules")
 
 
 def others(row, key):
@@ -38,14 +43,14 @@ def slope(points):
     return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
 
 
-def series(rows, key):
-    """Rows grouped by part and the other values: (part, others) -> [(value, latency, row)], by value."""
+def series(rows, key, measure=latency):
+    """Rows grouped by part and the other values: (part, others) -> [(value, measure, row)], by value."""
     groups = {}
     for r in rows:
-        v = r["numbers"].get(key)
-        if v is None or v <= 0 or "simulated_cycles" not in r["result"]:
+        v, y = r["numbers"].get(key), measure(r)
+        if v is None or v <= 0 or not y:
             continue
-        groups.setdefault((r["part"], others(r, key)), []).append((v, latency(r), r))
+        groups.setdefault((r["part"], others(r, key)), []).append((v, y, r))
     def order(item):  # by part, then the other values as numbers where they are quantities
         (part, rest), pts = item
         numbers = pts[0][2]["numbers"]
@@ -54,18 +59,19 @@ def series(rows, key):
             if len({p[0] for p in pts}) > 1}
 
 
-def elasticities(rows):
-    """For each swept topology value, per group: the points, each step's elasticity and the fit."""
+def elasticities(rows, measure=latency):
+    """For each swept topology value, per group: the points, each step's elasticity of the
+    measure (latency, or energy) and the fit."""
     keys = sorted({k for r in rows for k in r["numbers"] if k.startswith("set.")})
     out = []
     for key in keys:
-        for (part, rest), pts in series(rows, key).items():
+        for (part, rest), pts in series(rows, key, measure).items():
             res = pts[0][2]["result"]
             steps = [{"from": a[0], "to": b[0],
                       "elasticity": math.log(b[1] / a[1]) / math.log(b[0] / a[0])} for a, b in zip(pts, pts[1:])]
             out.append({"key": key, "part": part, "kernel": res["kernel"],
                         "seq_len": res["knobs"].get("seq_len"), "q_len": res["knobs"].get("q_len"),
-                        "others": dict(rest), "values": [p[0] for p in pts], "latency": [p[1] for p in pts],
+                        "others": dict(rest), "values": [p[0] for p in pts], measure.__name__: [p[1] for p in pts],
                         "steps": steps, "elasticity": slope([(p[0], p[1]) for p in pts])})
     return out
 
@@ -154,7 +160,22 @@ def plot_lines(rows, outdir):
     return names
 
 
-def markdown(sweep, found, plots):
+def elasticity_table(found, measure, unit, form):
+    if not found:
+        return ["No topology value (set.*) was swept over two or more values."]
+    out = [f"| value | part | kernel | S | other values | values | {measure} ({unit}) | each step | fit |",
+           "|---|---|---|---|---|---|---|---|---|"]
+    for e in found:
+        rest = ", ".join(f"{k}={v}" for k, v in e["others"].items())
+        vals = ", ".join(f"{v:g}" for v in e["values"])
+        ys = ", ".join(form(v) for v in e[measure])
+        steps = ", ".join(f"{s['elasticity']:+.2f}" for s in e["steps"])
+        out.append(f"| {e['key']} | {e['part']} | {e['kernel']} | {e['seq_len']} | {rest} | {vals} | {ys} "
+                   f"| {steps} | {e['elasticity']:+.2f} |")
+    return out
+
+
+def markdown(sweep, found, found_energy, plots):
     out = [f"# Sweep {sweep['sweep']}", "",
            f"{len(sweep['rows'])} of {sweep['points']} points, from `{sweep['spec']}`.", "",
            "## Elasticity of latency", "",
@@ -162,18 +183,11 @@ def markdown(sweep, found, plots):
            "-1 means latency falls in proportion as the value grows (the value is the bottleneck),",
            "0 that it does not matter. Each step is between neighbouring values; the fit is the",
            "log-log slope over all of them.", ""]
-    if found:
-        out += ["| value | part | kernel | S | other values | values | latency (cycles) | each step | fit |",
-                "|---|---|---|---|---|---|---|---|---|"]
-        for e in found:
-            rest = ", ".join(f"{k}={v}" for k, v in e["others"].items())
-            vals = ", ".join(f"{v:g}" for v in e["values"])
-            lat = ", ".join(f"{v:,}" for v in e["latency"])
-            steps = ", ".join(f"{s['elasticity']:+.2f}" for s in e["steps"])
-            out.append(f"| {e['key']} | {e['part']} | {e['kernel']} | {e['seq_len']} | {rest} | {vals} | {lat} "
-                       f"| {steps} | {e['elasticity']:+.2f} |")
-    else:
-        out.append("No topology value (set.*) was swept over two or more values.")
+    out += elasticity_table(found, "latency", "cycles", lambda v: f"{v:,}")
+    out += ["", "## Elasticity of energy", "",
+            "The same for the run's energy (docs/energy.md): a price swept gives the share of the",
+            "energy its cause has; a hardware value the energy it saves or costs.", ""]
+    out += elasticity_table(found_energy, "energy", "J", lambda v: f"{v:.4g}")
     out += ["", "## Plots", ""] + [f"![{p}](plots/{p}.svg)" for p in plots]
     return "\n".join(out) + "\n"
 
@@ -190,15 +204,16 @@ def main():
     outdir = os.path.join(folder, "plots")
     os.makedirs(outdir, exist_ok=True)
     found = elasticities(rows)
+    found_energy = elasticities(rows, energy)
     plots = []
     points = roofline_points(rows)
     if points:
         plot_roofline(points, outdir)
         plots.append("roofline")
     plots += plot_lines(rows, outdir)
-    report = {"sweep": sweep["sweep"], "elasticities": found, "plots": plots}
+    report = {"sweep": sweep["sweep"], "elasticities": found, "energy_elasticities": found_energy, "plots": plots}
     for name, text in (("report.json", json.dumps(report, indent=1) + "\n"),
-                       ("report.md", markdown(sweep, found, plots))):
+                       ("report.md", markdown(sweep, found, found_energy, plots))):
         with open(os.path.join(folder, name + ".tmp"), "w") as f:
             f.write(text)
         os.replace(os.path.join(folder, name + ".tmp"), os.path.join(folder, name))

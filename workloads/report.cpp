@@ -43,6 +43,22 @@ std::string tail(const workloads::Result& r) {
       add("                  %-8s %12llu %6.1f%%\n", cause.c_str(), static_cast<unsigned long long>(cycles),
           r.simulated_cycles ? 100.0 * static_cast<double>(cycles) / static_cast<double>(r.simulated_cycles) : 0.0);
   }
+  if (r.energy) {
+    const Energy& e = *r.energy;
+    add("  energy          %.4g J over %.4g ms: %.4g W on average%s\n", e.total_joules,
+        1e3 * e.seconds, e.watts(), r.has("energy.joules_per_token") ? "" : " (docs/energy.md)");
+    if (r.has("energy.joules_per_token"))
+      add("                  %.4g J a token, %.4g pJ a FLOP (the whole step)\n",
+          r.number("energy.joules_per_token"), r.number("energy.pj_per_flop"));
+    std::string causes;
+    for (std::size_t c = 0; c < kEnergyCauses; ++c) {
+      char part[64];
+      std::snprintf(part, sizeof part, "%s%s %.1f%%", c ? ", " : "", kEnergyCauseNames[c],
+                    e.total_joules > 0 ? 100 * e.by_cause[c] / e.total_joules : 0.0);
+      causes += part;
+    }
+    add("                  by cause: %s\n", causes.c_str());
+  }
   if (r.use) {
     add("  utilisation     %-16s %-6s %7s %12s %12s   (busy: %% of the run, mean over the PEs that ran)\n", "where",
         "engine", "busy", "bytes", "flops");

@@ -135,6 +135,63 @@ std::vector<LinkUse> link_rows_of(const Json& rows) {
   return out;
 }
 
+Json counts_json(const ActCounts& c) {
+  Json out = Json::object();
+  for (std::size_t a = 0; a < kActs; ++a) out[act_name(a)] = c[a];
+  return out;
+}
+
+ActCounts counts_of(const Json& j) {
+  ActCounts c{};
+  for (std::size_t a = 0; a < kActs; ++a) c[a] = j.at(act_name(a)).get<std::uint64_t>();
+  return c;
+}
+
+Json activity_json(const std::vector<SipActivity>& activity, bool windows) {
+  Json out = Json::array();
+  for (const SipActivity& a : activity) {
+    Json row = {{"sip", a.sip.value}, {"counts", counts_json(a.totals)}};
+    if (windows) {
+      row["window_cycles"] = a.window_cycles;
+      row["windows"] = Json::array();
+      for (const ActCounts& w : a.windows) row["windows"].push_back(w);
+    }
+    out.push_back(std::move(row));
+  }
+  return out;
+}
+
+std::vector<SipActivity> activity_of_json(const Json& rows) {
+  std::vector<SipActivity> out;
+  for (const Json& r : rows) {
+    SipActivity a{SipId(r.at("sip").get<std::uint32_t>()),
+                  counts_of(r.at("counts")),
+                  r.value("window_cycles", 0ull),
+                  {}};
+    for (const Json& w : r.value("windows", Json::array())) a.windows.push_back(w.get<ActCounts>());
+    out.push_back(std::move(a));
+  }
+  return out;
+}
+
+Json energy_json(const Energy& e) {
+  Json by_cause = Json::object();
+  for (std::size_t c = 0; c < kEnergyCauses; ++c) by_cause[kEnergyCauseNames[c]] = e.by_cause[c];
+  return {{"total_joules", e.total_joules},
+          {"by_cause", by_cause},
+          {"seconds", e.seconds},
+          {"average_watts", e.watts()}};
+}
+
+Energy energy_of_json(const Json& j) {
+  Energy e;
+  e.total_joules = j.at("total_joules");
+  e.seconds = j.at("seconds");
+  for (std::size_t c = 0; c < kEnergyCauses; ++c)
+    e.by_cause[c] = j.at("by_cause").at(kEnergyCauseNames[c]);
+  return e;
+}
+
 }  // namespace
 
 std::string devices_text(const std::vector<SipId>& devices) {
@@ -177,7 +234,7 @@ const Json& Result::figure(const std::string& name) const {
   throw std::out_of_range(workload + " result has no figure '" + name + "'");
 }
 
-Json Result::to_json() const {
+Json Result::to_json(bool windows) const {
   Json j = {{"kernel", workload}, {"topology", {{"file", topology_file}, {"name", topology_name}}}, {"knobs", knobs}};
   if (!mode.empty()) j["mode"] = mode;
   j["devices"] = Json::array();
@@ -192,6 +249,9 @@ Json Result::to_json() const {
     j["simulated_cycles"] = simulated_cycles;
     j["simulated_seconds"] = simulated_seconds;
   }
+  if (energy)
+    j["energy"] =
+        energy_json(*energy);  // before the figures: a workload's energy.* figures join it
   Json rules = Json::object();
   for (const Figure& f : figures) {
     j[pointer(f.name)] = f.value;
@@ -212,6 +272,7 @@ Json Result::to_json() const {
                         {"cubes", use_rows_json(use->cubes, use->cycles)}};
     if (!use->links.empty()) j["utilisation"]["links"] = link_rows_json(use->links, use->cycles);
   }
+  if (!activity.empty()) j["activity"] = activity_json(activity, windows);
   j["wall"] = {{"elaboration_seconds", wall.elaboration_seconds}, {"simulation_seconds", wall.simulation_seconds},
                {"peak_rss_kib", wall.peak_rss_kib}, {"transactions", wall.transactions}};
   return j;
@@ -255,6 +316,8 @@ Result Result::from_json(const Json& j) {
     r.use = Utilisation{u.at("cycles"), use_rows_of(u.at("sips")), use_rows_of(u.value("cubes", Json::array())),
                         link_rows_of(u.value("links", Json::array()))};
   }
+  if (j.contains("energy")) r.energy = energy_of_json(j["energy"]);
+  if (j.contains("activity")) r.activity = activity_of_json(j["activity"]);
   const Json& w = j.at("wall");
   r.wall = {w.at("elaboration_seconds"), w.at("simulation_seconds"), w.at("peak_rss_kib"), w.at("transactions")};
   return r;
@@ -265,6 +328,8 @@ Result Result::merge(const std::vector<Result>& parts) {
   Result m = parts.front();
   m.figures.clear();
   m.wall = {};
+  m.energy.reset();  // priced again from the merged activity
+  std::vector<std::vector<SipActivity>> activity;
   if (m.use) m.use = Utilisation{};
   for (const Result& p : parts) {
     // The slowest part's path; of parts as slow, the one ending on the first PE (as one
@@ -290,12 +355,14 @@ Result Result::merge(const std::vector<Result>& parts) {
     m.wall.elaboration_seconds = std::max(m.wall.elaboration_seconds, p.wall.elaboration_seconds);
     m.wall.peak_rss_kib = std::max(m.wall.peak_rss_kib, p.wall.peak_rss_kib);
     m.wall.transactions += p.wall.transactions;
+    activity.push_back(p.activity);
     if (m.use && p.use) {
       add_rows(m.use->sips, p.use->sips);
       add_rows(m.use->cubes, p.use->cubes);
       add_links(m.use->links, p.use->links);
     }
   }
+  m.activity = merge_activity(activity);
   if (m.use) {
     m.use->cycles = m.simulated_cycles;
     sort_rows(m.use->sips);

@@ -5,15 +5,15 @@
 // split by SIP; the common fields (latency, numerics, utilisation, wall time) merge the
 // same way for every workload.
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "base/critical_path.h"
 #include "base/ids.h"
 #include "base/topology.h"
+#include "platform/energy.h"
 #include "platform/utilisation.h"
 
 namespace kb::workloads {
@@ -68,6 +68,11 @@ struct Result {
   // Where the latency went (docs/critical_path.md): cycles per cause on the slowest
   // device's critical path; they sum to simulated_cycles.
   CriticalPath critical_path;
+  // What the run's SIPs did, counted by the models (whole numbers: the parts of a split
+  // run add up exactly), and the energy priced from it (docs/energy.md): the simulated
+  // run's, or a model step's whole step scaled from its layers.
+  std::vector<SipActivity> activity;
+  std::optional<Energy> energy;
   Wall wall;
   // A run stopped at a limit: what it reached, and no figures.
   bool partial = false;
@@ -83,7 +88,9 @@ struct Result {
   double number(const std::string& name) const { return figure(name).get<double>(); }
   std::uint64_t count(const std::string& name) const { return figure(name).get<std::uint64_t>(); }
 
-  nlohmann::json to_json() const;
+  // `windows`: the activity's windows too (a part of a split run hands them on; the
+  // parent's power trace and a model step's energy read them).
+  nlohmann::json to_json(bool windows = false) const;
   // Reads to_json's output (other keys are ignored; per-cube utilisation may be left out).
   static Result from_json(const nlohmann::json& j);
   // The parts of a run split by SIP, in device order: the latency and critical path are

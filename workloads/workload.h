@@ -134,7 +134,10 @@ class Workload {
   // Throws ConfigError naming the fields.
   virtual std::unique_ptr<Job> configure(const Values& values, const Setup& setup) const = 0;
   // Fills the Derived figures from the others (after a run and after a merge).
-  virtual void derive(Result& r) const { (void)r; }
+  virtual void derive(Result& r, const Topology& topo) const {
+    (void)r;
+    (void)topo;
+  }
   // The report's lines from the first through the workload's own; the program adds the
   // numerics, utilisation and wall-time lines.
   virtual std::string report(const Result& r, const Topology& topo) const = 0;

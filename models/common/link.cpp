@@ -26,6 +26,7 @@ void Link::hold(sc_core::sc_time start, std::uint64_t bytes) {
   busy_ += ser;
   bytes_ += bytes;
   ++transfers_;
+  if (meter_ != nullptr && bytes > 0) meter_->add(act_, bytes, start);
   if (wave_ != nullptr && ser > sc_core::SC_ZERO_TIME) {
     wave_->set(busy_signal_, start, 1);
     wave_->set(busy_signal_, free_, 0);

@@ -2,16 +2,16 @@
 // A transfer resource (NOC link, fabric port, HBM channel wire): it serialises one
 // transfer at a time at its bandwidth. Reservation is the contention model: a transfer
 // starts when every resource on its path is free, and holds each for its serialisation.
+#include <boost/container/static_vector.hpp>
 #include <cstdint>
 #include <initializer_list>
 #include <string>
-
-#include <boost/container/static_vector.hpp>
 #include <systemc>
 #include <tlm>
 
-#include "models/common/waveform.h"
 #include "base/topology.h"
+#include "models/common/activity.h"
+#include "models/common/waveform.h"
 
 namespace kb {
 
@@ -34,6 +34,11 @@ class Link {
 
   // Records the link's busy intervals into `wave` (if its filter takes the link).
   void record_to(Waveform& wave);
+  // Counts the bytes it carries into `meter` as `act`.
+  void count_into(ActivityMeter& meter, Act act) {
+    meter_ = &meter;
+    act_ = act;
+  }
 
   std::uint64_t bytes() const { return bytes_; }
   std::uint64_t transfers() const { return transfers_; }
@@ -48,6 +53,8 @@ class Link {
   sc_core::sc_time busy_ = sc_core::SC_ZERO_TIME;
   Waveform* wave_ = nullptr;
   int busy_signal_ = -1;
+  ActivityMeter* meter_ = nullptr;
+  Act act_ = Act::Fabric;
 };
 
 // The links one forwarding step holds (at most a source and a destination port); held

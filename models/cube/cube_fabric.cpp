@@ -32,6 +32,11 @@ void CubeFabric::record_to(Waveform& wave) {
     for (Link& l : *links) l.record_to(wave);
 }
 
+void CubeFabric::count_into(ActivityMeter& meter) {
+  for (auto* links : {&pe_tx_, &pe_rx_})
+    for (Link& l : *links) l.count_into(meter, Act::Fabric);
+}
+
 std::optional<AtRouter::Hop> CubeFabric::route(const tlm::tlm_generic_payload& gp,
                                                std::size_t in) {
   const auto dst = map_.decode(gp.get_address(), gp.get_data_length());

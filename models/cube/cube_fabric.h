@@ -33,6 +33,10 @@ class CubeFabric : public AtRouter {
   const Link& pe_rx(PeId pe) const { return pe_rx_[pe.value]; }
   // Traces the busy intervals of every port (the PE ports carry IPCQ and sibling DMA).
   void record_to(Waveform& wave);
+  // Counts the bytes that cross it into `meter`: at the PE's port, which every crossing
+  // holds once each way (a PE's own channel is direct; the NOC's traffic enters at the
+  // far end, where the receiving cube counts nothing of it).
+  void count_into(ActivityMeter& meter);
 
  private:
   std::optional<Hop> route(const tlm::tlm_generic_payload& gp, std::size_t in) override;

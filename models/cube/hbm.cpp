@@ -60,6 +60,8 @@ void Hbm::access(tlm::tlm_generic_payload& gp) {
 sc_time Hbm::schedule(const tlm::tlm_generic_payload& gp, sc_time arrival) {
   const std::uint64_t len = gp.is_read() || gp.is_write() ? gp.get_data_length() : 0;
   const sc_time start = reserve_path({&wire_}, arrival, len);
+  if (meter_ != nullptr && len > 0)
+    meter_->add(gp.is_read() ? Act::HbmRead : Act::HbmWrite, len, start);
   const sc_time done = start + wire_.serialisation(len) + wire_.latency();
   account_until(gp, done, Cause::Hbm);
   return done;

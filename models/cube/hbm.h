@@ -29,6 +29,9 @@ class Hbm : public sc_core::sc_module {
   std::uint64_t bytes_read() const { return bytes_read_; }
   std::uint64_t bytes_written() const { return bytes_written_; }
   MemoryStore& store() { return store_; }
+  // Counts the bytes read and written (timed accesses; DMI and debug access are untimed) into
+  // `meter`.
+  void count_into(ActivityMeter& meter) { meter_ = &meter; }
 
  private:
   tlm::tlm_sync_enum nb_transport_fw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
@@ -49,6 +52,7 @@ class Hbm : public sc_core::sc_module {
   MemoryStore store_;
   Responder responder_;
   std::uint64_t bytes_read_ = 0, bytes_written_ = 0;
+  ActivityMeter* meter_ = nullptr;
 };
 
 }  // namespace kb

@@ -31,6 +31,7 @@ sc_core::sc_time LinkInterface::cross(LinkPacket&& p, std::uint32_t link, bool f
   Link& d = l.direction(forward);
   const sc_core::sc_time start = std::max(sim_time(), d.free_at());
   d.hold(start, p.bytes);
+  if (meter_ != nullptr && p.bytes > 0) meter_->add(Act::Link, p.bytes, start);
   const sc_core::sc_time busy_end = start + d.serialisation(p.bytes), arrive = busy_end + d.latency();
   p.crossings.push_back({l.direction_name(forward), start.value(), busy_end.value(), arrive.value()});
   p.account.advance(ticks(arrive), Cause::Link);

@@ -37,6 +37,9 @@ class LinkInterface {
   Inbound& inbound() { return inbound_; }
   TimedDispatch& timed() { return timed_; }  // its SIP's
   SipId sip() const { return sip_; }
+  // Counts the bytes this SIP puts on a link (a switch's egress counts at the receiver,
+  // whose interface sends it on) into `meter`.
+  void count_into(ActivityMeter& meter) { meter_ = &meter; }
 
  private:
   void arrive(LinkPacket&& p);
@@ -49,6 +52,7 @@ class LinkInterface {
   const SipGraph* graph_ = nullptr;
   std::vector<ChipLink*> links_;
   Courier courier_;
+  ActivityMeter* meter_ = nullptr;
   std::map<std::uint32_t, LinkPort*> ports_;  // by cube
   Inbound inbound_;
 };

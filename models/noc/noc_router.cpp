@@ -39,6 +39,11 @@ void NocRouter::record_to(Waveform& wave) {
     if (l) l->record_to(wave);
 }
 
+void NocRouter::count_into(ActivityMeter& meter) {
+  for (auto& l : links_)
+    if (l) l->count_into(meter, Act::Noc);
+}
+
 std::optional<Direction> NocRouter::next_step(CubeId dst) const {
   return mesh_.xy_step(cube_, dst);
 }

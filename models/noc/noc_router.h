@@ -34,6 +34,7 @@ class NocRouter : public AtRouter {
   // The outgoing link toward a neighbour (nullptr at the mesh edge).
   const Link* link(Direction d) const { return links_[index(d)].get(); }
   void record_to(Waveform& wave);  // the busy intervals of its outgoing mesh links
+  void count_into(ActivityMeter& meter);  // the bytes over its outgoing mesh links: a hop each
 
   // The first step from this router toward `dst` (nullopt: dst is here).
   std::optional<Direction> next_step(CubeId dst) const;

@@ -102,6 +102,7 @@ void PeCpu::wait_all() {
 }
 
 void PeCpu::spend(std::uint64_t cycles) {
+  if (meter_ != nullptr) meter_->add(Act::CpuOp, 1, sim_time());
   if (cycles == 0) return;
   alarm_.sleep(cycle_ * static_cast<double>(cycles));
   path_.advance(ticks(sim_time()), Cause::Cpu);

@@ -6,15 +6,15 @@
 // abort() stops a program where it stands (a platform's reset).
 #include <exception>
 #include <functional>
-
 #include <systemc>
 
 #include "base/ids.h"
+#include "base/topology.h"
+#include "models/common/activity.h"
 #include "models/common/dispatch.h"
 #include "models/common/payload_pool.h"
 #include "models/common/ports.h"
 #include "models/pe/command.h"
-#include "base/topology.h"
 
 namespace kb {
 
@@ -55,7 +55,8 @@ class PeCpu : public sc_core::sc_module {
   Command& issue(const Command& command) { return issue(Command(command)); }
   void wait(const Command& command);
   void wait_all();
-  void spend(std::uint64_t cycles);  // the CPU's own time
+  void spend(std::uint64_t cycles);                           // the CPU's own time: one op issued
+  void count_into(ActivityMeter& meter) { meter_ = &meter; }  // counts the ops it issues
   std::size_t pending() const { return pending_; }
   // Command slots the CPU has made: the most commands alive at once (CommandPool).
   std::size_t command_slots() const { return commands_.slots(); }
@@ -87,6 +88,7 @@ class PeCpu : public sc_core::sc_module {
   PayloadPool pool_;
   PathAccount path_;
   PathAccount last_done_;  // the latest-finishing command's account (what wait_all waits for)
+  ActivityMeter* meter_ = nullptr;
 };
 
 }  // namespace kb

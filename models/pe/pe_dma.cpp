@@ -78,6 +78,8 @@ void PeDma::burst_done(tlm::tlm_generic_payload& burst) {
   t.completed += burst.get_data_length();
   bytes_[lane] += burst.get_data_length();
   add_work(burst.get_data_length(), 0);
+  tally(burst.is_write() ? Act::TcmRead : Act::TcmWrite,
+        burst.get_data_length());  // a store's bytes came from the TCM
   --ch.in_flight;
   // Commands complete in order: responses of one channel come back in issue order.
   while (!ch.active.empty()) {

@@ -1,21 +1,22 @@
 #pragma once
 // Base of the PE engines: a command target socket, a FIFO per lane (an engine lane
 // serves one command at a time — that is its contention), and the response path.
-#include <cstdint>
-#include <deque>
-#include <vector>
-
-#include <systemc>
-#include <tlm>
 #include <tlm_utils/simple_target_socket.h>
 
+#include <cstdint>
+#include <deque>
+#include <systemc>
+#include <tlm>
+#include <vector>
+
+#include "base/topology.h"
+#include "models/common/activity.h"
 #include "models/common/path_extension.h"
 #include "models/common/payload_queue.h"
 #include "models/common/ports.h"
 #include "models/common/sim_time.h"
 #include "models/common/waveform.h"
 #include "models/pe/command.h"
-#include "base/topology.h"
 
 namespace kb {
 
@@ -37,6 +38,8 @@ class PeEngine : public sc_core::sc_module {
   // Records per lane a busy wire (a command in service: started, not finished) and the
   // queue depth (accepted, not finished) into `wave`, if its filter takes this engine.
   void record_to(Waveform& wave);
+  // Counts what its commands do (bytes of TCM, MACs, lane-ops) into `meter`.
+  void count_into(ActivityMeter& meter) { meter_ = &meter; }
 
  protected:
   // `cause`: what a command's own service time counts as on the critical path.
@@ -53,6 +56,11 @@ class PeEngine : public sc_core::sc_module {
   void add_work(std::uint64_t bytes, std::uint64_t flops) {
     bytes_moved_ += bytes;
     flops_done_ += flops;
+  }
+  // `amount` of `act` now, in the meter given (if any).
+  void tally(Act act, std::uint64_t amount) { tally(act_index(act), amount); }
+  void tally(std::size_t act, std::uint64_t amount) {
+    if (meter_ != nullptr && amount > 0) meter_->add(act, amount, sim_time());
   }
   void finish(tlm::tlm_generic_payload& gp);
   // Lets the lane start its next command while this one is still completing (e.g. a DMA
@@ -91,6 +99,7 @@ class PeEngine : public sc_core::sc_module {
   sc_core::sc_time active_ = sc_core::SC_ZERO_TIME, active_since_ = sc_core::SC_ZERO_TIME;
   std::uint64_t bytes_moved_ = 0, flops_done_ = 0;
   Waveform* wave_ = nullptr;
+  ActivityMeter* meter_ = nullptr;
   bool* blockers_served_ = nullptr;
   int queue_signal_ = -1;
   sc_core::sc_time busy_ = sc_core::SC_ZERO_TIME;

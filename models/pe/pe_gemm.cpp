@@ -16,6 +16,10 @@ std::uint64_t PeGemm::cycles_for(std::uint64_t m, std::uint64_t n, std::uint64_t
 
 void PeGemm::start(tlm::tlm_generic_payload& gp, Command& cmd) {
   add_work(0, 2ull * cmd.m * cmd.n * cmd.k);
+  // Each operand read once from the TCM and the result written once (and read, to add to).
+  tally(Act::Mac, std::uint64_t{cmd.m} * cmd.n * cmd.k);
+  tally(Act::TcmRead, cmd.a.bytes() + cmd.b.bytes() + (cmd.accumulate ? cmd.c.bytes() : 0));
+  tally(Act::TcmWrite, cmd.c.bytes());
   finish_after(gp, cycles(cycles_for(cmd.m, cmd.n, cmd.k)));
 }
 

@@ -28,6 +28,7 @@ PeIpcq::PeIpcq(const sc_core::sc_module_name& name, const Topology& topo, const 
 
 void PeIpcq::start(tlm::tlm_generic_payload& gp, Command& cmd) {
   sending_ = &gp;
+  tally(Act::TcmRead, cmd.bytes);
   tlm::tlm_generic_payload* msg = cmd.tcm != nullptr ? data_pool_.allocate() : timing_pool_.allocate();
   msg->set_command(tlm::TLM_WRITE_COMMAND);
   msg->set_address(cmd.dst_sip == self_.sip.value
@@ -106,6 +107,7 @@ void PeIpcq::deliver(tlm::tlm_generic_payload& gp) {
   if (const auto* trail = gp.get_extension<LinkTrail>()) m.crossings = trail->crossings;
   m.bytes = gp.get_data_length();
   m.arrival = arrival;
+  tally(Act::TcmWrite, m.bytes);  // the mailbox is in the TCM
   if (const auto* path = gp.get_extension<PathExtension>()) {
     m.account = path->account;
     m.account.advance(ticks(arrival), Cause::Fabric);

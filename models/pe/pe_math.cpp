@@ -3,11 +3,21 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 
 namespace kb {
 
 PeMath::PeMath(const sc_core::sc_module_name& name, const Topology& topo, PeTcm& tcm)
-    : PeEngine(name, topo, 1, Cause::Math), tcm_(tcm) {}
+    : PeEngine(name, topo, 1, Cause::Math), tcm_(tcm) {
+  const std::vector<std::string>& keys = Topology::math_ops();
+  if (keys.size() != kMathActs)
+    throw std::logic_error("the activity meter counts " + std::to_string(kMathActs) +
+                           " MATH ops, the topology has " + std::to_string(keys.size()));
+  for (std::size_t op = 0; op < kMathOps; ++op) {
+    const auto key = std::find(keys.begin(), keys.end(), math_cost_key(static_cast<MathOp>(op)));
+    act_of_[op] = act_index(Act::MathOps) + static_cast<std::size_t>(key - keys.begin());
+  }
+}
 
 std::uint64_t PeMath::cycles_for(MathOp op, std::uint64_t elements, std::uint32_t reduce_width) const {
   std::optional<std::uint64_t>& cost = op_cycles_.at(static_cast<std::size_t>(op));
@@ -17,6 +27,9 @@ std::uint64_t PeMath::cycles_for(MathOp op, std::uint64_t elements, std::uint32_
 
 void PeMath::start(tlm::tlm_generic_payload& gp, Command& cmd) {
   add_work(0, cmd.elements);
+  tally(act_of_[static_cast<std::size_t>(cmd.op)], cmd.elements);
+  tally(Act::TcmRead, cmd.in0.bytes() + cmd.in1.bytes() + cmd.in2.bytes());
+  tally(Act::TcmWrite, cmd.out.bytes());
   finish_after(gp, cycles(cycles_for(cmd.op, cmd.elements, cmd.reduce_width)));
 }
 

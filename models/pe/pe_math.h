@@ -23,6 +23,7 @@ class PeMath : public PeEngine {
   // Each op's pe.math.cycles cost, looked up by name the first time the op runs (a
   // missing cost is an error then, as before), not at every command.
   mutable std::array<std::optional<std::uint64_t>, kMathOps> op_cycles_;
+  std::array<std::size_t, kMathOps> act_of_{};  // the activity each op's lane-ops count as
 };
 
 }  // namespace kb

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "models/common/clock.h"
+
 namespace kb {
 
 System::System(const sc_core::sc_module_name& name, const Topology& topo, bool host_ports, const std::vector<SipId>& only)
@@ -13,6 +15,13 @@ System::System(const sc_core::sc_module_name& name, const Topology& topo, bool h
     const DispatchDomain::Scope domain(DispatchDomain::of(s));
     sips_[s] = std::make_unique<Sip>(("sip" + std::to_string(s)).c_str(), topo_, SipId(s), host_ports);
   }
+  clock_.cycle = cycle_time(topo_);
+  meters_.resize(topo_.system.sips);
+  for (std::uint32_t s = 0; s < topo_.system.sips; ++s)
+    if (sips_[s]) {
+      meters_[s] = std::make_unique<ActivityMeter>(clock_);
+      count_activity(*sips_[s], *meters_[s]);
+    }
   if (graph_.empty()) return;
   auto end = [](std::uint32_t e) { return e == SipGraph::kSwitch ? std::string("switch") : "sip" + std::to_string(e); };
   std::vector<ChipLink*> links;
@@ -64,6 +73,22 @@ void System::record_to(Waveform& wave) {
         for (PeEngine* e : std::initializer_list<PeEngine*>{&pe.dma, &pe.gemm, &pe.math, &pe.ipcq}) e->record_to(wave);
       }
     }
+}
+
+void System::count_activity(Sip& sip, ActivityMeter& meter) {
+  if (sip.links() != nullptr) sip.links()->count_into(meter);
+  for (std::uint32_t c = 0; c < sip.cube_count(); ++c) {
+    Cube& cube = sip.cube(CubeId(c));
+    sip.noc.router(CubeId(c)).count_into(meter);
+    cube.fabric.count_into(meter);
+    for (std::uint32_t p = 0; p < cube.pe_count(); ++p) {
+      cube.hbm(PeId(p)).count_into(meter);
+      Pe& pe = cube.pe(PeId(p));
+      pe.cpu.count_into(meter);
+      for (PeEngine* e : std::initializer_list<PeEngine*>{&pe.dma, &pe.gemm, &pe.math, &pe.ipcq})
+        e->count_into(meter);
+    }
+  }
 }
 
 std::uint64_t System::transactions() {

@@ -43,10 +43,17 @@ class System : public sc_core::sc_module {
   // Records into `wave` the signals its filter takes: every engine's busy and queue
   // depth, every NOC link's, fabric port's and HBM channel's busy.
   void record_to(Waveform& wave);
-  // Times that traces record count from here (the runtime simulates one SIP after another).
+  // Times that traces and activity windows record count from here (the runtime
+  // simulates one unit after another).
   void set_time_origin(const sc_core::sc_time& origin) {
     if (wave_ != nullptr) wave_->set_origin(origin);
+    clock_.origin = origin;
   }
+  // What SIP `s` has done since elaboration (docs/energy.md), counted in windows of at
+  // least `window_cycles()` from each unit's start.
+  const ActivityMeter& activity(SipId s) const { return *meters_.at(s.value); }
+  // Before a run: its activity windows' length, in cycles (1024 unless set).
+  void set_activity_window(std::uint64_t cycles) { clock_.window_cycles = cycles; }
 
   // Visits every PE built here, SIP by SIP, cube by cube.
   void for_each_pe(const std::function<void(Pe&)>& visit);
@@ -58,6 +65,9 @@ class System : public sc_core::sc_module {
   std::vector<std::unique_ptr<ChipLink>> links_;
   Courier courier_;
   Waveform* wave_ = nullptr;
+  ActivityClock clock_;
+  std::vector<std::unique_ptr<ActivityMeter>> meters_;  // by SIP; null for one not built here
+  void count_activity(Sip& sip, ActivityMeter& meter);
 };
 
 }  // namespace kb

@@ -125,10 +125,71 @@ TEST(Topology, ZeroNegativeAndAbsurdValuesAreRefused) {
 
 TEST(Topology, MissingKeysAreEachReported) {
   const auto errs = errors_of("name: x\nsystem: {sips: 1}\n");
-  ASSERT_EQ(errs.size(), 3u);
+  ASSERT_EQ(errs.size(), 4u);
   EXPECT_NE(errs[0].find("sip: required key 'sip' is missing"), std::string::npos) << errs[0];
   EXPECT_NE(errs[1].find("cube: required key 'cube' is missing"), std::string::npos);
   EXPECT_NE(errs[2].find("pe: required key 'pe' is missing"), std::string::npos);
+  EXPECT_NE(errs[3].find("energy: required key 'energy' is missing"), std::string::npos);
+}
+
+// The energy section's prices carry their units (docs/energy.md); --set overrides any.
+TEST(Topology, EnergyPricesReadWithTheirUnits) {
+  const Topology t = test::topology("llama70b_4sip");
+  EXPECT_EQ(t.energy.hbm_read, 31.2);
+  EXPECT_EQ(t.energy.tcm_write, 3.125);
+  EXPECT_EQ(t.energy.noc, 4.0);
+  EXPECT_EQ(t.energy.gemm_mac, 0.5);
+  EXPECT_EQ(t.energy.math.at("exp"), 3.7);
+  EXPECT_EQ(t.energy.math.size(), Topology::math_ops().size());
+  EXPECT_EQ(t.energy.cpu_op, 17.5);
+  EXPECT_EQ(t.energy.static_pe, 0.05);  // 50mW
+  EXPECT_EQ(t.energy.static_sip, 10.0);
+  const Topology set =
+      test::topology("llama70b_4sip", {"energy.hbm.read=62.4pJ/B", "energy.link=0.01nJ/B",
+                                       "energy.static.cube=2500mW", "energy.math.exp=0pJ/op"});
+  EXPECT_EQ(set.energy.hbm_read, 62.4);
+  EXPECT_EQ(set.energy.hbm_write, 31.2);
+  EXPECT_EQ(set.energy.link, 10.0);
+  EXPECT_EQ(set.energy.static_cube, 2.5);
+  EXPECT_EQ(set.energy.math.at("exp"), 0.0);
+  EXPECT_NE(format_topology(t).find("energy   HBM read 31.2, write 31.2 pJ/B"), std::string::npos)
+      << format_topology(t);
+}
+
+TEST(Topology, BadEnergyPricesNameTheirPlaceAndWhatIsAllowed) {
+  const std::string text = read_default();
+  const auto negative = errors_of(replace(text, "read: 31.2pJ/B", "read: -31.2pJ/B"));
+  ASSERT_EQ(negative.size(), 1u);
+  EXPECT_TRUE(std::regex_search(
+      negative[0],
+      std::regex(
+          R"(^t\.yaml:\d+:\d+: energy\.hbm\.read: value '-31\.2pJ/B' is not allowed; allowed: a non-negative number in J/B)")))
+      << negative[0];
+  const auto unitless = errors_of(replace(text, "gemm: 0.5pJ/MAC", "gemm: 0.5"));
+  ASSERT_EQ(unitless.size(), 1u);
+  EXPECT_NE(unitless[0].find(
+                "energy.gemm: value '0.5' is not allowed; allowed: a non-negative number in J/MAC"),
+            std::string::npos)
+      << unitless[0];
+  const auto wrong_unit = errors_of(replace(text, "cpu: 17.5pJ/op", "cpu: 17.5pJ/B"));
+  ASSERT_EQ(wrong_unit.size(), 1u);
+  EXPECT_NE(wrong_unit[0].find("energy.cpu:"), std::string::npos) << wrong_unit[0];
+  const auto unknown = errors_of(replace(text, "  link: 40pJ/B", "  link: 40pJ/B\n  dram: 1pJ/B"));
+  ASSERT_EQ(unknown.size(), 1u);
+  EXPECT_TRUE(std::regex_search(unknown[0],
+                                std::regex(R"(^t\.yaml:\d+:3: energy\.dram: unknown key 'dram')")))
+      << unknown[0];
+  const auto watts = errors_of(text, {"energy.static.sip=10J"});
+  ASSERT_EQ(watts.size(), 1u);
+  EXPECT_NE(
+      watts[0].find(
+          "energy.static.sip: value '10J' is not allowed; allowed: a non-negative number in W"),
+      std::string::npos)
+      << watts[0];
+  const auto math = errors_of(replace(text, "exp: 3.7pJ/op, ", ""));
+  ASSERT_EQ(math.size(), 1u);
+  EXPECT_NE(math[0].find("energy.math.exp: required key 'exp' is missing"), std::string::npos)
+      << math[0];
 }
 
 TEST(Topology, MissingMathOpIsReported) {
@@ -155,8 +216,9 @@ TEST(Topology, EmptyAndScalarDocumentsAreRefused) {
 TEST(Topology, TruncatedFileIsRefused) {
   const std::string full = read_default();
   const auto errs = errors_of(full.substr(0, full.find("pe:")));
-  ASSERT_EQ(errs.size(), 1u);
+  ASSERT_EQ(errs.size(), 2u);
   EXPECT_NE(errs[0].find("pe: required key 'pe' is missing"), std::string::npos) << errs[0];
+  EXPECT_NE(errs[1].find("energy: required key 'energy' is missing"), std::string::npos) << errs[1];
 }
 
 TEST(Topology, BinaryAndMissingFilesAreRefused) {

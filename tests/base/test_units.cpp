@@ -59,4 +59,21 @@ TEST(Units, FormatsSecondsWithEveryDigit) {
   EXPECT_EQ(format_seconds(12.25), "12.25");
 }
 
+// Energies and powers: an SI prefix on the unit, the value in the unit times 10^scale.
+TEST(Units, ParsesEnergiesAndPowersWithTheirPrefixes) {
+  EXPECT_EQ(*parse_quantity("31.2pJ/B", "J/B", -12), 31.2);
+  EXPECT_EQ(*parse_quantity("0.5 pJ/MAC", "J/MAC", -12), 0.5);
+  EXPECT_DOUBLE_EQ(*parse_quantity("2nJ/op", "J/op", -12), 2000.0);
+  EXPECT_DOUBLE_EQ(*parse_quantity("4000fJ/B", "J/B", -12), 4.0);
+  EXPECT_EQ(*parse_quantity("10W", "W", 0), 10.0);
+  EXPECT_DOUBLE_EQ(*parse_quantity("50mW", "W", 0), 0.05);
+  EXPECT_DOUBLE_EQ(*parse_quantity("1.5kW", "W", 0), 1500.0);
+  EXPECT_EQ(*parse_quantity("0pJ/B", "J/B", -12), 0.0);
+  EXPECT_FALSE(parse_quantity("31.2", "J/B", -12));     // no unit
+  EXPECT_FALSE(parse_quantity("-1pJ/B", "J/B", -12));   // negative
+  EXPECT_FALSE(parse_quantity("1pJ/MAC", "J/B", -12));  // another unit
+  EXPECT_FALSE(parse_quantity("1xJ/B", "J/B", -12));    // no such prefix
+  EXPECT_FALSE(parse_quantity("pJ/B", "J/B", -12));     // no number
+}
+
 }  // namespace kb::units

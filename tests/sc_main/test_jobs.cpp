@@ -1,6 +1,6 @@
 // `kernbench run --jobs N`: a run split over processes by SIP, or by CUBE group past one
-// part per SIP, gives the single-process run's op log, result (its critical path
-// included) and report, byte for byte (apart from wall-time figures).
+// part per SIP, gives the single-process run's op log, result (its critical path and
+// energy included), power trace and report, byte for byte (apart from wall-time figures).
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -41,8 +41,9 @@ void expect_split_equals_serial(const std::string& name, const std::string& args
   all.insert(all.end(), splits.begin(), splits.end());
   for (const int jobs : all) {
     const std::string stem = dir + "/j" + std::to_string(jobs);
-    runs[jobs] = run("run " + args + " --jobs " + std::to_string(jobs) + " --json " + stem + ".json --op-log " + stem +
-                     ".jsonl --timeline " + stem + ".tl.json");
+    runs[jobs] = run("run " + args + " --jobs " + std::to_string(jobs) + " --json " + stem +
+                     ".json --op-log " + stem + ".jsonl --timeline " + stem +
+                     ".tl.json --power-trace " + stem + ".power.csv");
     ASSERT_EQ(runs[jobs].code, 0) << runs[jobs].out;
   }
   const std::string serial_log = file_text(dir + "/j1.jsonl");
@@ -68,6 +69,9 @@ void expect_split_equals_serial(const std::string& name, const std::string& args
     EXPECT_EQ(file_text(dir + "/j" + std::to_string(jobs) + ".tl.json"), file_text(dir + "/j1.tl.json"))
         << "timeline, --jobs " << jobs;
     EXPECT_EQ(result(jobs), result(1)) << "result, --jobs " << jobs;
+    EXPECT_EQ(file_text(dir + "/j" + std::to_string(jobs) + ".power.csv"),
+              file_text(dir + "/j1.power.csv"))
+        << "power trace, --jobs " << jobs;
     EXPECT_EQ(model_lines(runs[jobs].out), model_lines(runs[1].out)) << "report, --jobs " << jobs;
   }
 }

@@ -280,5 +280,38 @@ grid:
   expect_halving_doubles(doc["rows"], "set.pe.gemm.rows", dir + "/out");
 }
 
+// A price swept moves the energy by its cause's share and the latency not at all; the
+// report gives the energy's elasticity beside the latency's.
+TEST(SweepPhysics, DoublingTheHbmPriceMovesTheEnergyByItsShare) {
+  const std::string dir = temp_dir("sweep_energy_price");
+  const Json doc = sweep(dir, R"(name: hbm-price
+run: {kernel: gqa_decode, seq-len: 4096}
+grid:
+  set.energy.hbm.read: [31.2pJ/B, 62.4pJ/B]
+)",
+                         2);
+  const Json& rows = doc["rows"];
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0]["numbers"]["set.energy.hbm.read"], 31.2);
+  EXPECT_EQ(rows[0]["result"]["simulated_cycles"], rows[1]["result"]["simulated_cycles"]);
+  const double e0 = rows[0]["result"]["energy"]["total_joules"],
+               e1 = rows[1]["result"]["energy"]["total_joules"];
+  double read = 0;  // the bytes read from HBM: each now costs 31.2 pJ more
+  for (const Json& sip : rows[0]["result"]["activity"])
+    read += sip["counts"]["hbm_read_bytes"].get<double>();
+  EXPECT_GT(read, 0);
+  EXPECT_NEAR(e1 - e0, read * 31.2e-12, 1e-12 * e1);
+  for (const char* other : {"tcm", "fabric", "noc", "gemm", "math", "cpu", "static"})
+    EXPECT_EQ(rows[1]["result"]["energy"]["by_cause"][other],
+              rows[0]["result"]["energy"]["by_cause"][other])
+        << other;
+  ASSERT_EQ(run("sweep --report " + dir + "/out").code, 0);
+  const Json report = read_json(dir + "/out/report.json");
+  ASSERT_EQ(report["energy_elasticities"].size(), 1u) << report.dump(1);
+  EXPECT_NEAR(report["energy_elasticities"][0]["elasticity"].get<double>(),
+              std::log(e1 / e0) / std::log(2.0), 1e-12);
+  EXPECT_EQ(report["elasticities"][0]["elasticity"].get<double>(), 0.0);
+}
+
 }  // namespace
 }  // namespace kb::test

@@ -11,8 +11,10 @@
 
 namespace kb::test {
 
+// The run's --json, in a folder of the test's own (ctest runs tests side by side).
 inline nlohmann::json run_json(const std::string& args) {
-  const std::string file = temp_dir("step_json") + "/r.json";
+  const std::string file =
+      temp_dir(testing::UnitTest::GetInstance()->current_test_info()->name()) + "/r.json";
   const Result r = run("run " + args + " --json " + file);
   EXPECT_EQ(r.code, 0) << r.out;
   std::ifstream in(file);

@@ -34,7 +34,7 @@ Result run_workload(const std::map<std::string, std::string>& knobs, const std::
   const workloads::Setup setup{&m.topo, devices, {}, data};
   const auto job = w.configure(v, setup);
   Result r = job->run(m.rt);
-  w.derive(r);
+  w.derive(r, m.topo);
   return r;
 }
 

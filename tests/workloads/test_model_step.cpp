@@ -32,7 +32,7 @@ Result run_workload(const std::string& name, const std::map<std::string, std::st
   const Setup setup{&m.topo, devices, {}, data};
   const auto job = w.configure(v, setup);
   Result r = job->run(m.rt);
-  w.derive(r);
+  w.derive(r, m.topo);
   return r;
 }
 
@@ -120,6 +120,13 @@ TEST(ModelStep, TheStepScaledFromTwoLayersIsWithinOnePercentOfAllLayers) {
   const double step = all.at("step").at("cycles").get<double>();
   EXPECT_EQ(step, all.at("simulated_cycles").get<double>());
   EXPECT_NEAR(two.at("step").at("cycles").get<double>(), step, 0.01 * step);
+  // The energy scales with the layers as the latency does (docs/energy.md): the step's
+  // joules, and a token's (one request: the whole step).
+  const double joules = all.at("energy").at("total_joules").get<double>();
+  EXPECT_NEAR(two.at("energy").at("total_joules").get<double>(), joules, 0.01 * joules);
+  EXPECT_EQ(two.at("energy").at("joules_per_token").get<double>(),
+            two.at("energy").at("total_joules").get<double>());
+  EXPECT_EQ(two.at("energy").at("seconds"), two.at("step").at("seconds"));
   // Two layers of 32 and the ends (the embedding and the LM head: 6.4% of this step).
   EXPECT_LT(two.at("simulated_cycles").get<double>(), step * (2.0 / 32 + 0.07)) << "two layers simulate far fewer cycles";
 }

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "sc_main/partition.h"
+#include "tests/support.h"
 #include "workloads/result.h"
 #include "workloads/workload.h"
 
@@ -68,7 +69,7 @@ TEST(Result, PrefillDerivesItsMeansFromTheMergedSums) {
   r.add("gemm_busy.total", 1500.0, Merge::Sum);
   r.add("gemm_busy.max", 900.0, Merge::Max);
   r.add("pes_measured", 2, Merge::Sum);
-  find("gqa_prefill")->derive(r);
+  find("gqa_prefill")->derive(r, test::topology("small_1sip_2x2x2"));
   EXPECT_EQ(r.number("roofline_efficiency"), 0.8);
   EXPECT_EQ(r.number("gemm_busy.mean"), 750.0);
   EXPECT_EQ(r.number("imbalance"), 1.2);

@@ -236,7 +236,7 @@ class Collective : public Workload {
     return job;
   }
 
-  void derive(Result& r) const override {
+  void derive(Result& r, const Topology&) const override {
     const double seconds = r.simulated_seconds;
     if (seconds <= 0) return;
     const double bytes = r.knobs.at("bytes").get<double>();

@@ -99,7 +99,7 @@ class GqaDecode : public Workload {
     return std::make_unique<DecodeJob>(std::move(c), std::move(data), *setup.topo, std::move(notes));
   }
 
-  void derive(Result& r) const override {
+  void derive(Result& r, const Topology&) const override {
     r.add("roofline_efficiency", r.number("roofline_cycles") / static_cast<double>(r.simulated_cycles),
           Merge::Derived);
   }

@@ -112,7 +112,7 @@ class GqaDecodeBatch : public Workload {
     return std::make_unique<BatchJob>(std::move(c), std::move(data), *setup.topo);
   }
 
-  void derive(Result& r) const override {
+  void derive(Result& r, const Topology&) const override {
     const double cycles = static_cast<double>(r.simulated_cycles);
     r.add("roofline_efficiency", r.number("roofline_cycles") / cycles, Merge::Derived);
     r.add("tokens_per_second", r.number("requests.tokens") / r.simulated_seconds, Merge::Derived);

@@ -105,7 +105,7 @@ class GqaPrefill : public Workload {
     return std::make_unique<PrefillJob>(std::move(c), std::move(data), *setup.topo, std::move(groups));
   }
 
-  void derive(Result& r) const override {
+  void derive(Result& r, const Topology&) const override {
     const double cycles = static_cast<double>(r.simulated_cycles);
     const double pes = r.number("pes_measured");
     const double busy_mean = pes > 0 ? r.number("gemm_busy.total") / pes : 0;

@@ -53,6 +53,13 @@ class Breakdown {
     if (ends_.size() == 1) return static_cast<double>(ends_[0] - first_);
     return static_cast<double>(ends_.back() - ends_.front()) / static_cast<double>(ends_.size() - 1);
   }
+  // The simulated layers, from the first one's start to the last one's end. What a
+  // layer loads ahead for the next (its first weight tiles) falls in the span of the one
+  // before, so the span holds as many layers' work as it has layers.
+  LayerSpan layer_span() const {
+    if (ends_.empty()) return {};
+    return {first_, ends_.back(), static_cast<std::uint32_t>(ends_.size())};
+  }
 
  private:
   inline static const std::vector<std::string> kOps = {
@@ -86,6 +93,7 @@ void measure(RuntimeContext& rt, bool parallel, StepResult& res) {
     rt.run();
   }
   res.cycles = rt.last_run_cycles();
+  res.layers = breakdown.layer_span();
   res.layer_cycles = breakdown.layer_cycles();
   res.by_op = breakdown.by_op();
 }

@@ -56,8 +56,15 @@ struct LayerOutputs {
   HostTensor y, k_new, v_new;
 };
 
+// The simulated layers: `layers` of them from cycle `begin` to `end`.
+struct LayerSpan {
+  std::uint64_t begin = 0, end = 0;
+  std::uint32_t layers = 0;
+};
+
 struct StepResult {
   std::uint64_t cycles = 0;        // the simulated run
+  LayerSpan layers;
   double layer_cycles = 0;          // a layer's, in the steady state of the simulated ones
   std::vector<SipId> devices;
   std::vector<std::pair<std::string, double>> by_op;  // mean cycles per PE in each op, step order

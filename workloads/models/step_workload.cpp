@@ -89,6 +89,9 @@ class StepJob : public Job {
     const double step = static_cast<double>(s.cycles) + static_cast<double>(total - c_.layers) * s.layer_cycles;
     r.add("step.cycles", step, Merge::Same);
     r.add("step.layer_cycles", s.layer_cycles, Merge::Same);
+    r.add("step.layer_span",
+          {{"begin", s.layers.begin}, {"end", s.layers.end}, {"layers", s.layers.layers}},
+          Merge::Same);
     r.add("step.scaled", total != c_.layers, Merge::Same);
     nlohmann::json ops = nlohmann::json::array();
     for (const auto& [op, cycles] : s.by_op)
@@ -180,7 +183,7 @@ std::unique_ptr<Job> StepWorkload::configure(const Values& v, const Setup& setup
   return std::make_unique<StepJob>(std::move(c), std::move(values), check, outputs, whole_);
 }
 
-void StepWorkload::derive(Result& r) const {
+void StepWorkload::derive(Result& r, const Topology& topo) const {
   const double clock = static_cast<double>(r.simulated_cycles) / r.simulated_seconds;
   const double seconds = r.number("step.cycles") / clock;
   r.add("step.seconds", seconds, Merge::Derived);
@@ -192,6 +195,25 @@ void StepWorkload::derive(Result& r) const {
   r.add(prefill ? "time_to_first_token" : "time_per_output_token", seconds, Merge::Derived);
   r.add("roofline_efficiency", r.number("roofline.cycles") / r.number("step.cycles"), Merge::Derived);
   r.add("flops_per_s", r.number("flops") / seconds, Merge::Derived);
+  const nlohmann::json& span = r.figure("step.layer_span");
+  if (r.activity.empty() || span.at("layers") == 0) return;
+  // The step's energy as its latency is scaled: the simulated run's, and each layer not
+  // simulated at the simulated layers' mean activity; static power for the whole step.
+  const double missing =  // decoder_layer simulates its one layer
+      whole_ ? r.knobs.at("model_layers").get<double>() - r.knobs.at("layers").get<double>() : 0;
+  std::array<double, kActs> counts{};
+  for (const SipActivity& a : r.activity) {
+    const std::array<double, kActs> all = as_doubles(a.totals);
+    const std::array<double, kActs> layer = counts_between(a, span.at("begin"), span.at("end"));
+    for (std::size_t e = 0; e < kActs; ++e)
+      counts[e] += all[e] + missing * layer[e] / span.at("layers").get<double>();
+  }
+  r.energy =
+      energy_of(dynamic_joules(counts, topo.energy), static_watts(topo, r.devices.size()), seconds);
+  const double tokens =
+      prefill ? r.number("requests.new_tokens") : r.knobs.at("batch").get<double>();
+  r.add("energy.joules_per_token", r.energy->total_joules / tokens, Merge::Derived);
+  r.add("energy.pj_per_flop", r.energy->total_joules / r.number("flops") * 1e12, Merge::Derived);
 }
 
 std::string StepWorkload::report(const Result& r, const Topology& topo) const {

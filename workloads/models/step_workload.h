@@ -14,7 +14,7 @@ class StepWorkload : public Workload {
   std::string summary() const override;
   std::vector<const KnobSet*> knobs() const override;
   std::unique_ptr<Job> configure(const Values& v, const Setup& setup) const override;
-  void derive(Result& r) const override;
+  void derive(Result& r, const Topology& topo) const override;
   std::string report(const Result& r, const Topology& topo) const override;
 
  private:
