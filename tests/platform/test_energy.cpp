@@ -125,6 +125,11 @@ TEST(Energy, AStreamIsItsBytesTimesThePricesPlusStaticPower) {
             static_watts(t, 4) * r.at("simulated_seconds").get<double>());
   for (const char* idle : {"fabric", "noc", "link", "gemm", "math", "cpu"})
     EXPECT_EQ(by.at(idle), 0.0) << idle;
+  // With the TCM free, the energy is the bytes at the HBM's price plus static power x time.
+  const Json free_tcm = run_json("--kernel hbm_stream --bytes 64KiB --set energy.tcm.write=0pJ/B");
+  EXPECT_EQ(free_tcm.at("energy").at("total_joules").get<double>(),
+            static_cast<double>(read) * t.energy.hbm_read * 1e-12 +
+                static_watts(t, 4) * free_tcm.at("simulated_seconds").get<double>());
 }
 
 // A GEMM's energy is its MACs at the MAC's price, and it reads its operands from the TCM
