@@ -1,10 +1,10 @@
 #include "base/units.h"
 
-#include <charconv>
-
 #include <cctype>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <utility>
 
@@ -44,7 +44,10 @@ std::optional<std::pair<double, std::string>> split_decimal(const std::string& t
     ++i;
   }
   if (i == 0 || s.substr(0, i) == ".") return std::nullopt;
-  return std::make_pair(std::stod(s.substr(0, i)), trim(s.substr(i)));
+  const double v =
+      std::strtod(s.substr(0, i).c_str(), nullptr);  // no throw: 400 digits read as inf
+  if (!std::isfinite(v)) return std::nullopt;
+  return std::make_pair(v, trim(s.substr(i)));
 }
 
 std::optional<std::uint64_t> multiply(std::uint64_t v, std::uint64_t m) {

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -57,7 +58,7 @@ std::optional<Moment> timestamp(const std::string& text) {
          (std::isdigit(static_cast<unsigned char>(text[digits])) || text[digits] == '.'))
     ++digits;
   if (digits == i) return std::nullopt;
-  const double seconds = std::stod(text.substr(i, digits - i));
+  const double seconds = std::strtod(text.substr(i, digits - i).c_str(), nullptr);
   std::int64_t offset = 0;
   if (digits < text.size()) {
     int oh = 0, om = 0;

@@ -74,6 +74,9 @@ TEST(Units, ParsesEnergiesAndPowersWithTheirPrefixes) {
   EXPECT_FALSE(parse_quantity("1pJ/MAC", "J/B", -12));  // another unit
   EXPECT_FALSE(parse_quantity("1xJ/B", "J/B", -12));    // no such prefix
   EXPECT_FALSE(parse_quantity("pJ/B", "J/B", -12));     // no number
+  EXPECT_FALSE(parse_quantity(std::string(400, '9') + "pJ/B", "J/B",
+                              -12));  // beyond a double: refused, not thrown
+  EXPECT_FALSE(parse_hertz(std::string(400, '9') + "GHz"));
 }
 
 }  // namespace kb::units
