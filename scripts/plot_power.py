@@ -41,7 +41,9 @@ def main():
     fig, (ax_p, ax_e) = plt.subplots(1, 2, figsize=(13, 4.4), gridspec_kw={"width_ratios": [3, 1]})
     shown = [c for c in CAUSES if any(watts[c])]
     clock = result["simulated_cycles"] / result["simulated_seconds"]
-    ax_p.stackplot([s / clock * 1e6 for s in starts], [watts[c] for c in shown], labels=shown, step="post")
+    colors = [f"C{CAUSES.index(c)}" for c in shown]  # a cause's colour in every plot
+    ax_p.stackplot([s / clock * 1e6 for s in starts], [watts[c] for c in shown], labels=shown, colors=colors,
+                   step="post")
     ax_p.set_xlabel("time (us)")
     ax_p.set_ylabel("power of the run's SIPs (W)")
     ax_p.set_title(f"{result['kernel']} on {result['topology']['name']}: "
@@ -49,7 +51,7 @@ def main():
     ax_p.legend(fontsize=7, loc="upper right")
     ax_p.grid(True, alpha=0.3)
     joules = [energy["by_cause"][c] for c in shown]
-    ax_e.barh(shown, joules, color=[f"C{i}" for i in range(len(shown))])
+    ax_e.barh(shown, joules, color=colors)
     ax_e.invert_yaxis()
     ax_e.set_xlabel("energy (J)")
     total = energy["total_joules"]
