@@ -34,10 +34,6 @@ std::array<Priced, kActs> prices_of(const Topology::EnergySpec& e) {
   return p;
 }
 
-void add_into(ActCounts& sum, const ActCounts& part) {
-  for (std::size_t a = 0; a < kActs; ++a) sum[a] += part[a];
-}
-
 }  // namespace
 
 std::vector<SipActivity> activity_of(const System& system, const std::vector<SipId>& sips) {

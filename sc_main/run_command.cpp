@@ -126,8 +126,8 @@ bool reads(const workloads::Workload& w, const std::string& field) {
 }
 
 // The program's own flags a split run's parent keeps for itself.
-const std::set<std::string> kParentOnly = {
-    "jobs", "json", "op-log", "timeline", "power-trace", "devices", "simulate", "part", "exchange"};
+const std::set<std::string> kParentOnly = {"jobs",     "json",     "op-log", "timeline", "power-trace",
+                                           "devices",  "simulate", "part",   "exchange"};
 
 // The command line of a split run's parts: every flag given, less the parent's own.
 std::vector<std::string> part_command(const po::variables_map& vm) {
@@ -181,36 +181,29 @@ struct RunFlagSet {
 
   explicit RunFlagSet(RunRequest& q) {
     for (const workloads::Workload* w : workloads::registry()) names.push_back(w->name());
-    opts.add_options()("help,h", "show this help")("kernel",
-                                                   po::value(&kernel)->default_value("gqa_decode"),
-                                                   ("workload: " + joined(names)).c_str())(
-        "topology", po::value(&q.topology_file)->default_value(KERNBENCH_DEFAULT_TOPOLOGY),
-        "topology YAML")("set", po::value(&q.sets)->composing(),
-                         "override a topology value: key.path=value (repeatable)")(
-        "devices", po::value(&devices_flag), "SIPs to run on, e.g. 0-3 or 0,2 (default: all)")(
-        "data", po::bool_switch(&q.data), "data mode: simulate real values (default: timing mode)")(
-        "json", po::value(&q.json), "write the run's result as JSON to FILE")(
-        "op-log", po::value(&q.op_log), "write the op log to FILE (.jsonl or .csv)")(
-        "timeline", po::value(&q.timeline),
-        "write a Chrome trace-event timeline (Perfetto) to FILE")(
-        "power-trace", po::value(&q.power_trace),
-        "write the run's power per SIP and cause over time to FILE (CSV, docs/energy.md)")(
-        "power-window", po::value(&power_window_text)->default_value("1024"),
-        "the power trace's window in cycles (a run longer than 16384 windows gets windows twice as "
-        "long, and so on)")(
-        "vcd", po::value(&q.vcd),
-        "write a VCD waveform (engine busy and queue depth, link busy) to FILE")(
-        "vcd-filter", po::value(&q.vcd_filter),
-        "--vcd: only modules whose path matches one of these comma-separated globs, e.g. "
-        "'sip0.cube3.*'")("max-sim-time", po::value(&max_sim_text),
-                          "stop each device's simulation after this many cycles (e.g. 200000 or "
-                          "200000cycles); partial results")(
-        "timeout", po::value(&timeout_text),
-        "stop the run after this many seconds of wall time; partial results")(
-        "jobs", po::value(&jobs_text)->default_value("1"),
-        "split the run by SIP, then by CUBE group, over N processes (timing mode, workloads that "
-        "split by SIP); "
-        "same results");
+    opts.add_options()
+        ("help,h", "show this help")
+        ("kernel", po::value(&kernel)->default_value("gqa_decode"), ("workload: " + joined(names)).c_str())
+        ("topology", po::value(&q.topology_file)->default_value(KERNBENCH_DEFAULT_TOPOLOGY), "topology YAML")
+        ("set", po::value(&q.sets)->composing(), "override a topology value: key.path=value (repeatable)")
+        ("devices", po::value(&devices_flag), "SIPs to run on, e.g. 0-3 or 0,2 (default: all)")
+        ("data", po::bool_switch(&q.data), "data mode: simulate real values (default: timing mode)")
+        ("json", po::value(&q.json), "write the run's result as JSON to FILE")
+        ("op-log", po::value(&q.op_log), "write the op log to FILE (.jsonl or .csv)")
+        ("timeline", po::value(&q.timeline), "write a Chrome trace-event timeline (Perfetto) to FILE")
+        ("power-trace", po::value(&q.power_trace),
+         "write the run's power per SIP and cause over time to FILE (CSV, docs/energy.md)")
+        ("power-window", po::value(&power_window_text)->default_value("1024"),
+         "the power trace's window in cycles (a run longer than 16384 windows gets windows twice as long, and so on)")
+        ("vcd", po::value(&q.vcd), "write a VCD waveform (engine busy and queue depth, link busy) to FILE")
+        ("vcd-filter", po::value(&q.vcd_filter),
+         "--vcd: only modules whose path matches one of these comma-separated globs, e.g. 'sip0.cube3.*'")
+        ("max-sim-time", po::value(&max_sim_text),
+         "stop each device's simulation after this many cycles (e.g. 200000 or 200000cycles); partial results")
+        ("timeout", po::value(&timeout_text), "stop the run after this many seconds of wall time; partial results")
+        ("jobs", po::value(&jobs_text)->default_value("1"),
+         "split the run by SIP, then by CUBE group, over N processes (timing mode, workloads that split by SIP); "
+         "same results");
     for (const std::string& field : index.order) {
       const auto& e = index.by_field.at(field);
       const std::string help = e.knob.help + " [" + joined(e.readers) + "]";
@@ -421,8 +414,7 @@ int execute_run(const RunRequest& q) {
   std::optional<OpLogFile> log_file;
   const std::map<std::uint64_t, CriticalSpans>* spans = nullptr;  // the run's, for log_file
   auto write_traces = [&](const OpLog& log, const std::vector<PowerTrack>& power) {
-    if (log_file)
-      log_file->finish(spans ? *spans : std::map<std::uint64_t, CriticalSpans>{});
+    if (log_file) log_file->finish(spans ? *spans : std::map<std::uint64_t, CriticalSpans>{});
     else if (!q.op_log.empty() && !stream_log)
       write_file_atomically(q.op_log, q.op_log.ends_with(".csv") ? log.to_csv() : log.to_jsonl());
     if (!q.timeline.empty())
@@ -459,8 +451,7 @@ int execute_run(const RunRequest& q) {
       write_file_atomically(q.part, r.to_json(true).dump() + "\n");
       return 0;
     }
-    const nlohmann::json message = {{"part", r.to_json(true)},
-                                    {"op_log", want_log ? log.to_jsonl() : ""}};
+    const nlohmann::json message = {{"part", r.to_json(true)}, {"op_log", want_log ? log.to_jsonl() : ""}};
     if (world.rank() != 0) {
       world.send(0, message.dump());
       return 0;

@@ -208,11 +208,11 @@ class Draw {
   std::mt19937_64 gen_;
 };
 
-}  // namespace
-
 bool is_synthetic(const std::string& text) {
   return text.rfind("poisson:", 0) == 0 || text.rfind("gamma:", 0) == 0;
 }
+
+}  // namespace
 
 std::vector<Request> read_trace(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

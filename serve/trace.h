@@ -34,7 +34,5 @@ std::vector<Request> read_trace(const std::string& path);
 // sequence the C++ standard fixes) through formulas of this file, so every compiler and
 // library gives the same trace. Throws TraceError naming the part that is wrong.
 std::vector<Request> synthetic(const std::string& spec);
-// Whether `text` is a synthetic spec (starts with "poisson:" or "gamma:").
-bool is_synthetic(const std::string& text);
 
 }  // namespace kb::serve

@@ -10,8 +10,7 @@ namespace {
 
 std::vector<ActCounts> pairs_joined(const std::vector<ActCounts>& windows) {
   std::vector<ActCounts> out((windows.size() + 1) / 2, ActCounts{});
-  for (std::size_t i = 0; i < windows.size(); ++i)
-    for (std::size_t a = 0; a < kActs; ++a) out[i / 2][a] += windows[i][a];
+  for (std::size_t i = 0; i < windows.size(); ++i) add_into(out[i / 2], windows[i]);
   return out;
 }
 

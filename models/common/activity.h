@@ -30,8 +30,9 @@ inline constexpr std::size_t kMathActs =
     10;  // Topology::math_ops().size(), checked where the MATH engine maps its ops
 inline constexpr std::size_t kActs = static_cast<std::size_t>(Act::MathOps) + kMathActs;
 using ActCounts = std::array<std::uint64_t, kActs>;
-inline constexpr std::size_t act_index(Act a) {
-  return static_cast<std::size_t>(a);
+inline constexpr std::size_t act_index(Act a) { return static_cast<std::size_t>(a); }
+inline void add_into(ActCounts& sum, const ActCounts& part) {
+  for (std::size_t a = 0; a < kActs; ++a) sum[a] += part[a];
 }
 // "hbm_read_bytes", "noc_hop_bytes", "gemm_macs", "math_exp_ops", ...: the count's name in results.
 const std::string& act_name(std::size_t act);
